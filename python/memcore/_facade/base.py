@@ -1,0 +1,67 @@
+"""State and helpers every part of the facade shares."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memcore.errors import EmbeddingError, invalid
+
+if TYPE_CHECKING:
+    from memcore._core import Engine
+    from memcore.embeddings import EmbeddingService
+
+Vector = npt.NDArray[np.float32]
+VectorLike = npt.ArrayLike
+
+
+class FacadeBase:
+    """Holds the engine, the default namespace and the embedding service."""
+
+    _engine: Engine
+    _namespace: str
+    _embeddings: EmbeddingService | None
+
+    def _ns(self, namespace: str | None) -> str:
+        """The namespace of a call: the given one, else the instance default."""
+        return self._namespace if namespace is None else namespace
+
+    def _passage_vector(self, text: str, vector: VectorLike | None) -> Vector | None:
+        """The vector to store with `text`: the one given, else an embedding,
+        else None when no embedding model is configured (text-only store)."""
+        if vector is not None:
+            return as_vector(vector)
+        if self._embeddings is None:
+            return None
+        return self._embeddings.embed_passages([text])[0]
+
+    def _query_vector(self, query: str | None, vector: VectorLike | None) -> Vector:
+        """The vector to search with: the one given, else the query's embedding."""
+        if vector is not None:
+            return as_vector(vector)
+        if self._embeddings is None:
+            raise EmbeddingError(
+                "No embedding model is configured; pass vector=… or open Memory with a model."
+            )
+        if query is None:
+            raise invalid("query", "Pass a query text or a vector.")
+        return self._embeddings.embed_query(query)
+
+
+def as_vector(value: Any) -> Vector:
+    """A contiguous 1-D float32 array from any array-like.
+
+    Raises:
+        InvalidParameterError: Not convertible, or not one-dimensional.
+    """
+    try:
+        array = np.ascontiguousarray(value, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise invalid("vector", f"vector is not a numeric array: {exc}") from None
+    if array.ndim == 2 and array.shape[0] == 1:
+        array = array[0]
+    if array.ndim != 1:
+        raise invalid("vector", f"vector must be one-dimensional, got shape {array.shape}.")
+    return array

@@ -1,0 +1,269 @@
+"""Facts: store, read, update, delete, list, and the temporal operations."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from memcore._facade.base import FacadeBase, VectorLike
+from memcore._time import TimeLike, now_micros, optional_micros, to_micros
+from memcore.errors import invalid
+from memcore.records import MemoryRecord, StoreResult, SupersedeResult
+
+_UNSET: Any = object()
+
+
+def _metadata_json(metadata: Any) -> str | None:
+    if metadata is None:
+        return None
+    try:
+        return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise invalid("metadata", f"metadata is not JSON-serialisable: {exc}") from None
+
+
+def _expiry(ttl: float | timedelta | None, expires_at: TimeLike | None) -> int | None:
+    if ttl is not None and expires_at is not None:
+        raise invalid("ttl", "Pass ttl or expires_at, not both.")
+    if ttl is None:
+        return optional_micros(expires_at, "expires_at")
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    if not seconds > 0:
+        raise invalid("ttl", f"ttl must be a positive number of seconds, got {ttl!r}.")
+    return now_micros() + round(seconds * 1_000_000)
+
+
+class FactsAPI(FacadeBase):
+    """Memory records (facts) with valid time and supersession."""
+
+    def store_memory(
+        self,
+        content: str,
+        *,
+        memory_type: str = "semantic",
+        source: str = "extracted",
+        confidence: float = 1.0,
+        importance: float = 0.5,
+        metadata: Any = None,
+        thread_id: str | None = None,
+        user_id: str | None = None,
+        event_time: TimeLike | None = None,
+        valid_from: TimeLike | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: TimeLike | None = None,
+        namespace: str | None = None,
+        vector: VectorLike | None = None,
+    ) -> StoreResult:
+        """Store a fact and report similar valid memories that it may replace.
+
+        Args:
+            content: One clear, standalone statement.
+            memory_type: "episodic", "semantic" or "procedural".
+            source: "explicit" (the user asked) or "extracted".
+            confidence: 0-1.
+            importance: 0-1.
+            metadata: Any JSON-serialisable value.
+            thread_id: Conversation or agent thread this came from.
+            user_id: Whose fact this is.
+            event_time: When the event happened (episodic memories).
+            valid_from: When the fact starts to hold (default: now).
+            ttl: Seconds (or a timedelta) until the memory expires.
+            expires_at: An absolute expiry instead of ttl.
+            namespace: Override the instance's namespace.
+            vector: A precomputed embedding instead of embedding `content`.
+
+        Returns:
+            StoreResult with `created`, `similar` and `action_required`.
+
+        Raises:
+            InvalidParameterError: A value is out of range or malformed.
+            EmbeddingError: The embedding model is not ready.
+        """
+        if not isinstance(content, str):
+            raise invalid("content", "content must be a string.")
+        raw = self._engine.store_memory(
+            self._ns(namespace),
+            content,
+            memory_type=memory_type,
+            source=source,
+            confidence=float(confidence),
+            importance=float(importance),
+            metadata=_metadata_json(metadata),
+            thread_id=thread_id,
+            user_id=user_id,
+            event_time=optional_micros(event_time, "event_time"),
+            valid_from=optional_micros(valid_from, "valid_from"),
+            expires_at=_expiry(ttl, expires_at),
+            vector=self._passage_vector(content, vector) if content.strip() else None,
+        )
+        return StoreResult(created=MemoryRecord.from_core(raw))
+
+    def get_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryRecord:
+        """One memory by id.
+
+        Raises:
+            MemoryNotFoundError: No memory with that id in the namespace.
+        """
+        return MemoryRecord.from_core(self._engine.get_memory(self._ns(namespace), memory_id))
+
+    def update_memory(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        memory_type: str | None = None,
+        source: str | None = None,
+        confidence: float | None = None,
+        importance: float | None = None,
+        metadata: Any = _UNSET,
+        thread_id: str | None = None,
+        user_id: str | None = None,
+        event_time: TimeLike | None = None,
+        expires_at: TimeLike | None = None,
+        namespace: str | None = None,
+        vector: VectorLike | None = None,
+    ) -> MemoryRecord:
+        """Change some fields of a memory; new content is re-embedded.
+
+        Raises:
+            MemoryNotFoundError: No memory with that id in the namespace.
+            InvalidParameterError: Nothing to update, or a bad value.
+        """
+        ns = self._ns(namespace)
+        new_vector = None
+        if content is not None and content.strip():
+            new_vector = self._passage_vector(content, vector)
+        elif vector is not None:
+            raise invalid("vector", "A vector was given without new content; pass both.")
+        raw = self._engine.update_memory(
+            ns,
+            memory_id,
+            content=content,
+            memory_type=memory_type,
+            source=source,
+            confidence=None if confidence is None else float(confidence),
+            importance=None if importance is None else float(importance),
+            metadata=None if metadata is _UNSET else _metadata_json(metadata) or "null",
+            thread_id=thread_id,
+            user_id=user_id,
+            event_time=optional_micros(event_time, "event_time"),
+            expires_at=optional_micros(expires_at, "expires_at"),
+            vector=new_vector,
+        )
+        return MemoryRecord.from_core(raw)
+
+    def delete_memory(self, memory_id: str, *, namespace: str | None = None) -> None:
+        """Delete a memory for good (use `invalidate` to keep its history).
+
+        Raises:
+            MemoryNotFoundError: No memory with that id in the namespace.
+        """
+        self._engine.delete_memory(self._ns(namespace), memory_id)
+
+    def list_memories(
+        self,
+        limit: int = 20,
+        offset: int = 0,
+        *,
+        thread_id: str | None = None,
+        as_of: TimeLike | None = None,
+        valid_only: bool = False,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Memories newest first, in every state unless `valid_only` or `as_of`.
+
+        Args:
+            limit: Page size, 1-1000.
+            offset: Records to skip.
+            thread_id: Only this thread's memories.
+            as_of: Only memories valid at that time (valid time).
+            valid_only: Only memories valid now.
+            namespace: Override the instance's namespace.
+        """
+        rows = self._engine.list_memories(
+            self._ns(namespace),
+            limit=_count("limit", limit),
+            offset=_count("offset", offset, minimum=0),
+            thread_id=thread_id,
+            as_of=optional_micros(as_of, "as_of"),
+            valid_only=valid_only,
+        )
+        return [MemoryRecord.from_core(r) for r in rows]
+
+    def list_recent_memories(
+        self, limit: int = 10, *, thread_id: str | None = None, namespace: str | None = None
+    ) -> list[MemoryRecord]:
+        """The newest currently valid memories (superseded ones excluded)."""
+        return self.list_memories(
+            limit, thread_id=thread_id, valid_only=True, namespace=namespace
+        )
+
+    def get_valid(
+        self,
+        limit: int = 100,
+        offset: int = 0,
+        *,
+        thread_id: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Memories valid now, newest first."""
+        return self.list_memories(
+            limit, offset, thread_id=thread_id, valid_only=True, namespace=namespace
+        )
+
+    def get_valid_at(
+        self,
+        timestamp: TimeLike,
+        limit: int = 100,
+        offset: int = 0,
+        *,
+        thread_id: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Memories that were valid at `timestamp` (ISO 8601 or datetime)."""
+        when = to_micros(timestamp, "timestamp")
+        return self.list_memories(
+            limit, offset, thread_id=thread_id, as_of=when, namespace=namespace
+        )
+
+    def invalidate(
+        self, memory_id: str, reason: str | None = None, *, namespace: str | None = None
+    ) -> MemoryRecord:
+        """Soft-delete: close the memory's validity now; history still sees it.
+
+        Raises:
+            MemoryNotFoundError: No memory with that id in the namespace.
+            InvalidParameterError: The memory is already invalid.
+        """
+        raw = self._engine.invalidate(self._ns(namespace), memory_id, reason)
+        return MemoryRecord.from_core(raw)
+
+    def supersede_memory(
+        self, old_memory_id: str, new_memory_id: str, *, namespace: str | None = None
+    ) -> SupersedeResult:
+        """Mark an old memory as replaced by a newer one.
+
+        Links both ways and closes the old memory's validity where the new one
+        starts, so default searches drop it and `as_of` reads still find it.
+
+        Raises:
+            MemoryNotFoundError: Either id does not exist in the namespace.
+            InvalidParameterError: Same id twice, or the old one is already superseded.
+        """
+        old, new = self._engine.supersede_memory(
+            self._ns(namespace), old_memory_id, new_memory_id
+        )
+        return SupersedeResult(
+            success=True,
+            message=f"Memory {old_memory_id} marked as superseded by {new_memory_id}",
+            old=MemoryRecord.from_core(old),
+            new=MemoryRecord.from_core(new),
+        )
+
+
+def _count(field: str, value: int, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise invalid(field, f"{field} must be an integer ≥ {minimum}, got {value!r}.")
+    return value
+

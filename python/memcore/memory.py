@@ -1,0 +1,197 @@
+"""`memcore.Memory`: the Python facade over the native engine.
+
+Thin by design: it resolves configuration, turns text into vectors through
+the embedding service, converts values, and leaves every rule and algorithm
+to the Rust core.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from memcore import _core
+from memcore._facade.facts import FactsAPI
+from memcore.config import resolve_data_dir
+from memcore.errors import DimensionMismatchError, invalid
+
+if TYPE_CHECKING:
+    from memcore.embeddings import EmbeddingService
+
+Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
+
+
+class Memory(FactsAPI):
+    """Long-term memory for an agent, backed by one data directory.
+
+    Args:
+        path: Data directory; None resolves it (MEMCORE_DATA_DIR, then
+            ~/.local/share/memcore, or <project_root>/.memcore in local mode).
+        mode: "global" or "local" (data inside the project, paths relative to it).
+        project_root: The project for local mode (default: nearest .git/.memcore).
+        model: Embedding model name from the registry, or None for a text-only
+            store (BM25 and graph only; vectors may still be passed explicitly).
+        model_path: A folder with model.onnx + tokenizer.json + config.json.
+        force_model: On a model mismatch, use the model the store was made with.
+        reset_memory: On a model mismatch, wipe the store and start over.
+        namespace: Default namespace of every call.
+        read_only: Open without the writer lock (another process may write).
+        embedder: A custom embedding function, list[str] -> 2-D float32 array.
+        durability: "normal" or "full" (fsync every commit).
+        cache_size: Query-embedding LRU entries.
+        batch_size: Texts per embedding batch.
+
+    Raises:
+        ResourceBusyError: Another process has the directory open for writing.
+        DimensionMismatchError: The store was made with another model.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        mode: Literal["global", "local"] = "global",
+        project_root: str | os.PathLike[str] | None = None,
+        model: str | None = "minilm",
+        model_path: str | os.PathLike[str] | None = None,
+        force_model: bool = False,
+        reset_memory: bool = False,
+        namespace: str = "default",
+        read_only: bool = False,
+        embedder: Embedder | None = None,
+        durability: Literal["normal", "full"] = "normal",
+        cache_size: int = 1000,
+        batch_size: int = 32,
+    ) -> None:
+        if not isinstance(namespace, str) or not namespace.strip():
+            raise invalid("namespace", "namespace must be a non-empty string.")
+        if force_model and reset_memory:
+            raise invalid("force_model", "Pass force_model or reset_memory, not both.")
+        data_dir, root = resolve_data_dir(path, mode, project_root)
+        self._mode = mode
+        self._project_root = root
+        self._namespace = namespace
+        self._close_lock = threading.Lock()
+        self._engine = _core.Engine(str(data_dir), read_only=read_only, durability=durability)
+        try:
+            self._embeddings = self._start_embeddings(
+                model, model_path, embedder, force_model, reset_memory, cache_size, batch_size
+            )
+        except BaseException:
+            self._engine.close()
+            raise
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the data directory (idempotent)."""
+        with self._close_lock:
+            if self._embeddings is not None:
+                self._embeddings.close()
+            self._engine.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        """The data directory."""
+        return Path(self._engine.path)
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace of this instance."""
+        return self._namespace
+
+    @property
+    def project_root(self) -> Path | None:
+        """The project root in local mode, else None."""
+        return self._project_root
+
+    @property
+    def embeddings(self) -> EmbeddingService | None:
+        """The embedding service, or None for a text-only store."""
+        return self._embeddings
+
+    def status(self) -> dict[str, Any]:
+        """Version, store state, counts and embedding status."""
+        meta = self._engine.metadata()
+        embedding: dict[str, Any] = (
+            self._embeddings.info()
+            if self._embeddings is not None
+            else {"status": "disabled", "model": None, "dim": None, "error": None}
+        )
+        return {
+            "version": _core.__version__,
+            "store": {
+                "path": str(self.path),
+                "schema_version": _core.SCHEMA_VERSION,
+                "read_only": self._engine.read_only,
+                "created_at": meta.get("created_at"),
+            },
+            "counts": {"memories": self._engine.count_memories(self._namespace)},
+            "embedding": embedding,
+        }
+
+    # -- embeddings and the model guard ----------------------------------------------
+
+    def _start_embeddings(
+        self,
+        model: str | None,
+        model_path: str | os.PathLike[str] | None,
+        embedder: Embedder | None,
+        force_model: bool,
+        reset_memory: bool,
+        cache_size: int,
+        batch_size: int,
+    ) -> EmbeddingService | None:
+        if model is None and model_path is None and embedder is None:
+            return None
+        from memcore.embeddings import EmbeddingService, expected_identity
+
+        if embedder is None:
+            model_id, dim = expected_identity(model or "minilm", model_path)
+            try:
+                self._engine.check_embedding_identity(model_id, dim)
+            except DimensionMismatchError:
+                if reset_memory:
+                    self._engine.reset_all()
+                    self._engine.set_embedding_identity(model_id, dim)
+                elif force_model:
+                    model, model_path = self._stored_model(), None
+                else:
+                    raise
+        return EmbeddingService(
+            model or "minilm",
+            model_path=model_path,
+            embedder=embedder,
+            cache_size=cache_size,
+            batch_size=batch_size,
+        )
+
+    def _stored_model(self) -> str:
+        identity = self._engine.embedding_identity()
+        stored = identity[0] if identity else None
+        from memcore.embeddings import REGISTRY
+
+        if stored not in REGISTRY:
+            raise DimensionMismatchError(
+                f"force_model cannot select the stored model {stored!r}: it is not in the "
+                "registry. Pass model_path pointing at that model, or use reset_memory."
+            )
+        return str(stored)

@@ -1,0 +1,121 @@
+"""The values the facade returns: small frozen dataclasses with `to_dict()`
+(JSON-ready: ISO 8601 times, no embeddings ever)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+from memcore._time import from_micros, iso, optional_datetime
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class Record:
+    """Shared `to_dict()` for the dataclasses below."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready plain values."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord(Record):
+    """A stored fact (DESIGN section 2). The embedding is never included."""
+
+    id: str
+    namespace: str
+    content: str
+    memory_type: str
+    source: str
+    confidence: float
+    importance: float
+    metadata: dict[str, Any] | list[Any] | str | int | float | bool | None
+    thread_id: str | None
+    user_id: str | None
+    event_time: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    accessed_at: datetime
+    valid_from: datetime
+    valid_until: datetime | None
+    invalidated_at: datetime | None
+    invalidation_reason: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    expires_at: datetime | None
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any]) -> MemoryRecord:
+        """Build from the dict the native engine returns."""
+        return cls(
+            id=raw["id"],
+            namespace=raw["namespace"],
+            content=raw["content"],
+            memory_type=raw["memory_type"],
+            source=raw["source"],
+            confidence=raw["confidence"],
+            importance=raw["importance"],
+            metadata=json.loads(raw["metadata"]),
+            thread_id=raw["thread_id"],
+            user_id=raw["user_id"],
+            event_time=optional_datetime(raw["event_time"]),
+            created_at=from_micros(raw["created_at"]),
+            updated_at=from_micros(raw["updated_at"]),
+            accessed_at=from_micros(raw["accessed_at"]),
+            valid_from=from_micros(raw["valid_from"]),
+            valid_until=optional_datetime(raw["valid_until"]),
+            invalidated_at=optional_datetime(raw["invalidated_at"]),
+            invalidation_reason=raw["invalidation_reason"],
+            supersedes=raw["supersedes"],
+            superseded_by=raw["superseded_by"],
+            expires_at=optional_datetime(raw["expires_at"]),
+        )
+
+    @property
+    def is_valid(self) -> bool:
+        """Whether the memory holds now (not invalidated, superseded or expired)."""
+        now = datetime.now(self.created_at.tzinfo)
+        ends = [t for t in (self.valid_until, self.expires_at) if t is not None]
+        return self.valid_from <= now and all(now < t for t in ends)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult(Record):
+    """What `store_memory` returns: the new memory, the similar valid memories
+    that may now be outdated, and the exact call to make if one is."""
+
+    created: MemoryRecord
+    similar: list[MemoryRecord] = field(default_factory=list)
+    action_required: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The new memory's id."""
+        return self.created.id
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{id, created, similar, action_required}` as in the MCP contract."""
+        return {"id": self.id, **Record.to_dict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeResult(Record):
+    """The outcome of `supersede_memory`."""
+
+    success: bool
+    message: str
+    old: MemoryRecord
+    new: MemoryRecord

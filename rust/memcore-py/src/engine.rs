@@ -1,0 +1,144 @@
+//! The `Engine` class: lifecycle, metadata and the embedding guard. Record
+//! operations live in sibling files (`memories.rs`, …) as further
+//! `#[pymethods]` blocks on the same class.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use memcore::{Durability, Engine, EngineOptions};
+
+use crate::errors::{BindError, BindResult, StorageError};
+
+/// An open memcore data directory. Thread-safe; every call that does real
+/// work releases the GIL.
+#[pyclass(frozen, name = "Engine", module = "memcore._core")]
+pub struct PyEngine {
+    // `close()` empties the slot; calls in flight keep their `Arc` alive, so
+    // the directory lock is released when the last of them returns.
+    inner: RwLock<Option<Arc<Engine>>>,
+    path: PathBuf,
+}
+
+impl PyEngine {
+    /// The open engine, or `StorageError` after `close()`.
+    pub fn engine(&self) -> PyResult<Arc<Engine>> {
+        self.inner.read().clone().ok_or_else(|| {
+            StorageError::new_err(format!(
+                "The store at {} is closed; open a new Memory to use it again.",
+                self.path.display()
+            ))
+        })
+    }
+}
+
+fn parse_durability(name: &str) -> BindResult<Durability> {
+    match name {
+        "normal" => Ok(Durability::Normal),
+        "full" => Ok(Durability::Full),
+        other => Err(BindError::Core(memcore::Error::invalid(
+            "durability",
+            format!("Unknown durability '{other}'. Use 'normal' or 'full'."),
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    /// Open (or create) the data directory `path`.
+    ///
+    /// Args:
+    ///     path: The data directory.
+    ///     read_only: Open without the writer lock; writes fail.
+    ///     durability: "normal" (survives process crashes) or "full"
+    ///         (fsync per commit, survives power loss).
+    ///
+    /// Raises:
+    ///     ResourceBusyError: Another process has the directory open for writing.
+    #[new]
+    #[pyo3(signature = (path, *, read_only = false, durability = "normal"))]
+    fn new(py: Python<'_>, path: PathBuf, read_only: bool, durability: &str) -> BindResult<Self> {
+        let options = EngineOptions {
+            read_only,
+            durability: parse_durability(durability)?,
+        };
+        let engine = py.detach(|| Engine::open(&path, &options))?;
+        Ok(PyEngine {
+            inner: RwLock::new(Some(Arc::new(engine))),
+            path,
+        })
+    }
+
+    /// Close the engine and release the directory lock. Idempotent.
+    fn close(&self, py: Python<'_>) {
+        let engine = self.inner.write().take();
+        // Dropping may flush indexes: do it without the GIL.
+        py.detach(move || drop(engine));
+    }
+
+    /// The data directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// Whether the engine was opened read-only.
+    #[getter]
+    fn read_only(&self) -> PyResult<bool> {
+        Ok(self.engine()?.is_read_only())
+    }
+
+    /// Every store metadata key and value.
+    fn metadata<'py>(&self, py: Python<'py>) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let pairs = py.detach(|| engine.metadata())?;
+        let out = PyDict::new(py);
+        for (k, v) in pairs {
+            out.set_item(k, v)?;
+        }
+        Ok(out)
+    }
+
+    /// The recorded embedding identity as `(model or None, dim)`, or None.
+    fn embedding_identity(&self, py: Python<'_>) -> BindResult<Option<(Option<String>, usize)>> {
+        let engine = self.engine()?;
+        let identity = py.detach(|| engine.embedding_identity())?;
+        Ok(identity.map(|i| (i.model, i.dim)))
+    }
+
+    /// Compare `model`/`dim` with the recorded identity, recording it if none.
+    ///
+    /// Raises:
+    ///     DimensionMismatchError: The store was made with another model or dimension.
+    fn check_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.check_embedding_identity(model, dim))?)
+    }
+
+    /// Overwrite the recorded identity (after a reset).
+    fn set_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.set_embedding_identity(model, dim))?)
+    }
+
+    /// Run SQLite's quick_check; raises StorageError when the database is damaged.
+    fn quick_check(&self, py: Python<'_>) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.quick_check())?)
+    }
+
+    /// Delete every record in every namespace and forget the embedding model.
+    fn reset_all(&self, py: Python<'_>) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.reset_all())?)
+    }
+}

@@ -1,0 +1,27 @@
+//! `memcore._core`: PyO3 bindings of the pure Rust core. Conversion and error
+//! mapping only; every algorithm lives in the `memcore` crate.
+
+mod arrays;
+mod engine;
+mod errors;
+mod json;
+mod memories;
+mod records;
+
+use pyo3::prelude::*;
+
+/// Native core of memcore (storage, indexes, graph, fusion).
+#[pymodule]
+mod _core {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::engine::PyEngine;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        m.add("SCHEMA_VERSION", memcore::store::schema_version())?;
+        crate::errors::register_codes(m)
+    }
+}

@@ -1,0 +1,199 @@
+//! Memory operations on `Engine`: conversion in, one core call without the
+//! GIL, conversion out.
+
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
+
+use crate::arrays::owned_vector;
+use crate::engine::PyEngine;
+use crate::errors::BindResult;
+use crate::records::{memory_dict, memory_dicts};
+
+/// The validity filter of a listing: an instant wins over `valid_only`.
+pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
+    match (as_of, valid_only) {
+        (Some(t), _) => ValidAt::At(t),
+        (None, true) => ValidAt::Now,
+        (None, false) => ValidAt::Any,
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    /// Store a memory; returns it as a dict.
+    ///
+    /// Args:
+    ///     namespace: Isolation boundary.
+    ///     content: The fact.
+    ///     vector: Its embedding (float32, 1-D), or None for a text-only memory.
+    ///     metadata: JSON text.
+    ///     event_time, valid_from, expires_at: Microseconds since the epoch.
+    ///
+    /// Raises:
+    ///     InvalidParameterError: A value is out of range or malformed.
+    ///     PayloadTooLargeError: Content or metadata is over the size limit.
+    #[pyo3(signature = (namespace, content, *, memory_type = "semantic", source = "extracted",
+        confidence = 1.0, importance = 0.5, metadata = None, thread_id = None, user_id = None,
+        event_time = None, valid_from = None, expires_at = None, vector = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn store_memory<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        content: String,
+        memory_type: &str,
+        source: &str,
+        confidence: f64,
+        importance: f64,
+        metadata: Option<String>,
+        thread_id: Option<String>,
+        user_id: Option<String>,
+        event_time: Option<i64>,
+        valid_from: Option<i64>,
+        expires_at: Option<i64>,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let new = NewMemory {
+            namespace,
+            content,
+            memory_type: MemoryType::parse(memory_type)?,
+            source: Source::parse(source)?,
+            confidence,
+            importance,
+            metadata,
+            thread_id,
+            user_id,
+            event_time,
+            valid_from,
+            expires_at,
+            embedding: owned_vector(vector),
+        };
+        let memory = py.detach(|| engine.store_memory(new))?;
+        Ok(memory_dict(py, &memory)?)
+    }
+
+    /// One memory by id (records the access time).
+    ///
+    /// Raises:
+    ///     MemoryNotFoundError: No such memory in the namespace.
+    fn get_memory<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        id: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let memory = py.detach(|| engine.get_memory(namespace, id))?;
+        Ok(memory_dict(py, &memory)?)
+    }
+
+    /// Update some fields of a memory; a new `content` needs its new `vector`
+    /// when the store keeps vectors.
+    #[pyo3(signature = (namespace, id, *, content = None, memory_type = None, source = None,
+        confidence = None, importance = None, metadata = None, thread_id = None, user_id = None,
+        event_time = None, expires_at = None, vector = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn update_memory<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        id: &str,
+        content: Option<String>,
+        memory_type: Option<&str>,
+        source: Option<&str>,
+        confidence: Option<f64>,
+        importance: Option<f64>,
+        metadata: Option<String>,
+        thread_id: Option<String>,
+        user_id: Option<String>,
+        event_time: Option<i64>,
+        expires_at: Option<i64>,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let patch = MemoryPatch {
+            content,
+            memory_type: memory_type.map(MemoryType::parse).transpose()?,
+            source: source.map(Source::parse).transpose()?,
+            confidence,
+            importance,
+            metadata,
+            thread_id,
+            user_id,
+            event_time,
+            expires_at,
+            embedding: owned_vector(vector),
+        };
+        let memory = py.detach(|| engine.update_memory(namespace, id, patch))?;
+        Ok(memory_dict(py, &memory)?)
+    }
+
+    /// Delete a memory for good.
+    fn delete_memory(&self, py: Python<'_>, namespace: &str, id: &str) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.delete_memory(namespace, id))?)
+    }
+
+    /// Memories newest first. `as_of` (microseconds) shows what was valid
+    /// then; `valid_only` shows what is valid now; neither shows everything.
+    #[pyo3(signature = (namespace, *, limit = 20, offset = 0, thread_id = None, as_of = None,
+        valid_only = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn list_memories<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        limit: usize,
+        offset: usize,
+        thread_id: Option<String>,
+        as_of: Option<i64>,
+        valid_only: bool,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let query = ListQuery {
+            limit,
+            offset,
+            thread_id,
+            valid: valid_at(as_of, valid_only),
+        };
+        let memories = py.detach(|| engine.list_memories(namespace, &query))?;
+        Ok(memory_dicts(py, &memories)?)
+    }
+
+    /// Number of memories in a namespace (every state).
+    fn count_memories(&self, py: Python<'_>, namespace: &str) -> BindResult<i64> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.count_memories(namespace))?)
+    }
+
+    /// Close a memory's validity now; it stays visible to `as_of` reads.
+    #[pyo3(signature = (namespace, id, reason = None))]
+    fn invalidate<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        id: &str,
+        reason: Option<String>,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let memory = py.detach(|| engine.invalidate(namespace, id, reason))?;
+        Ok(memory_dict(py, &memory)?)
+    }
+
+    /// Mark `old_id` superseded by `new_id`; returns `(old, new)` as updated.
+    fn supersede_memory<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        old_id: &str,
+        new_id: &str,
+    ) -> BindResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        let engine = self.engine()?;
+        let (old, new) = py.detach(|| engine.supersede_memory(namespace, old_id, new_id))?;
+        Ok((memory_dict(py, &old)?, memory_dict(py, &new)?))
+    }
+}

@@ -1,0 +1,207 @@
+//! SQL for the `memories` table. No rules live here: the engine validates,
+//! this module reads and writes rows.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::Result;
+use crate::memory::{Memory, MemoryType, Source};
+use crate::store::vectors::{decode, encode};
+use crate::temporal::{Timestamp, ValidAt};
+
+const COLUMNS: &str = "id, namespace, content, memory_type, source, confidence, importance, \
+     metadata, thread_id, user_id, event_time, created_at, updated_at, accessed_at, valid_from, \
+     valid_until, invalidated_at, invalidation_reason, supersedes, superseded_by, expires_at";
+
+/// Which memories a listing returns, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub limit: usize,
+    pub offset: usize,
+    pub thread_id: Option<String>,
+    pub valid: ValidAt,
+}
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
+    let memory_type: String = r.get(3)?;
+    let source: String = r.get(4)?;
+    Ok(Memory {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        content: r.get(2)?,
+        // Values were validated on the way in; fall back rather than fail a read.
+        memory_type: MemoryType::parse(&memory_type).unwrap_or_default(),
+        source: Source::parse(&source).unwrap_or_default(),
+        confidence: r.get(5)?,
+        importance: r.get(6)?,
+        metadata: r.get(7)?,
+        thread_id: r.get(8)?,
+        user_id: r.get(9)?,
+        event_time: r.get(10)?,
+        created_at: r.get(11)?,
+        updated_at: r.get(12)?,
+        accessed_at: r.get(13)?,
+        valid_from: r.get(14)?,
+        valid_until: r.get(15)?,
+        invalidated_at: r.get(16)?,
+        invalidation_reason: r.get(17)?,
+        supersedes: r.get(18)?,
+        superseded_by: r.get(19)?,
+        expires_at: r.get(20)?,
+    })
+}
+
+/// Insert a new row.
+pub fn insert(conn: &Connection, m: &Memory, doc_key: i64, embedding: Option<&[f32]>) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO memories({COLUMNS}, doc_key, embedding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22, ?23)"
+    ))?
+    .execute(params![
+        m.id,
+        m.namespace,
+        m.content,
+        m.memory_type.as_str(),
+        m.source.as_str(),
+        m.confidence,
+        m.importance,
+        m.metadata,
+        m.thread_id,
+        m.user_id,
+        m.event_time,
+        m.created_at,
+        m.updated_at,
+        m.accessed_at,
+        m.valid_from,
+        m.valid_until,
+        m.invalidated_at,
+        m.invalidation_reason,
+        m.supersedes,
+        m.superseded_by,
+        m.expires_at,
+        doc_key,
+        embedding.map(encode),
+    ])?;
+    Ok(())
+}
+
+/// Write every mutable field of `m` back to its row (content and vector excepted).
+pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE memories SET memory_type = ?2, source = ?3, confidence = ?4, importance = ?5,
+             metadata = ?6, thread_id = ?7, user_id = ?8, event_time = ?9, updated_at = ?10,
+             accessed_at = ?11, valid_from = ?12, valid_until = ?13, invalidated_at = ?14,
+             invalidation_reason = ?15, supersedes = ?16, superseded_by = ?17, expires_at = ?18
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        m.id,
+        m.memory_type.as_str(),
+        m.source.as_str(),
+        m.confidence,
+        m.importance,
+        m.metadata,
+        m.thread_id,
+        m.user_id,
+        m.event_time,
+        m.updated_at,
+        m.accessed_at,
+        m.valid_from,
+        m.valid_until,
+        m.invalidated_at,
+        m.invalidation_reason,
+        m.supersedes,
+        m.superseded_by,
+        m.expires_at,
+    ])?;
+    Ok(())
+}
+
+/// Replace the content, its document key and its vector.
+pub fn update_content(
+    conn: &Connection,
+    id: &str,
+    content: &str,
+    doc_key: i64,
+    embedding: Option<&[f32]>,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE memories SET content = ?2, doc_key = ?3, embedding = ?4 WHERE id = ?1",
+    )?
+    .execute(params![id, content, doc_key, embedding.map(encode)])?;
+    Ok(())
+}
+
+/// One memory by id, only if it is in `namespace`.
+pub fn get(conn: &Connection, namespace: &str, id: &str) -> Result<Option<Memory>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE id = ?1 AND namespace = ?2"
+        ))?
+        .query_row(params![id, namespace], from_row)
+        .optional()?)
+}
+
+/// The current document key of a memory.
+pub fn doc_key(conn: &Connection, id: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT doc_key FROM memories WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Delete a row; returns the document key it held.
+pub fn delete(conn: &Connection, namespace: &str, id: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("DELETE FROM memories WHERE id = ?1 AND namespace = ?2 RETURNING doc_key")?
+        .query_row(params![id, namespace], |r| r.get(0))
+        .optional()?)
+}
+
+/// Record that a memory was read.
+pub fn touch(conn: &Connection, id: &str, at: Timestamp) -> Result<()> {
+    conn.prepare_cached("UPDATE memories SET accessed_at = ?2 WHERE id = ?1")?
+        .execute(params![id, at])?;
+    Ok(())
+}
+
+/// Memories of a namespace, newest first (by creation, then id).
+pub fn list(conn: &Connection, namespace: &str, q: &ListQuery, now: Timestamp) -> Result<Vec<Memory>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM memories
+         WHERE namespace = ?1
+           AND (?2 IS NULL OR thread_id = ?2)
+           AND (?3 IS NULL OR (valid_from <= ?3
+                               AND (valid_until IS NULL OR valid_until > ?3)
+                               AND (expires_at IS NULL OR expires_at > ?3)))
+         ORDER BY created_at DESC, id DESC
+         LIMIT ?4 OFFSET ?5"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            namespace,
+            q.thread_id,
+            q.valid.instant(now),
+            q.limit as i64,
+            q.offset as i64
+        ],
+        from_row,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Number of memories in a namespace (every state).
+pub fn count(conn: &Connection, namespace: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM memories WHERE namespace = ?1")?
+        .query_row([namespace], |r| r.get(0))?)
+}
+
+/// The stored vector of a memory, if it has one.
+pub fn embedding(conn: &Connection, id: &str) -> Result<Option<Vec<f32>>> {
+    let blob: Option<Option<Vec<u8>>> = conn
+        .prepare_cached("SELECT embedding FROM memories WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?;
+    Ok(blob.flatten().map(|b| decode(&b)))
+}

@@ -1,0 +1,312 @@
+//! The durable store: SQLite, the single source of truth.
+//!
+//! One writer connection behind a mutex (SQLite allows one writer anyway, and
+//! serialising in-process avoids busy retries) and a pool of reader
+//! connections, which WAL lets run concurrently with the writer.
+//!
+//! Pragmas, and why:
+//! - `journal_mode=WAL`: readers never block the writer and vice versa; a
+//!   commit is one sequential append to the WAL.
+//! - `synchronous=NORMAL` (default): a commit survives any process crash,
+//!   `kill -9` included; only an OS crash or power loss can drop the last few
+//!   commits. `Durability::Full` fsyncs the WAL on every commit for
+//!   power-loss durability at a few times the write latency.
+//! - `busy_timeout=5000`: read-only openers in other processes wait out a
+//!   checkpoint instead of failing.
+//! - `cache_size=-65536` (64 MiB) and `mmap_size=256 MiB`: the working set of
+//!   a 100k-memory store stays in memory without read syscalls.
+//! - `temp_store=MEMORY`: sorts for listings never touch disk.
+
+mod lock;
+pub mod memories;
+pub mod meta;
+pub mod oplog;
+pub mod vectors;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+use parking_lot::{Mutex, MutexGuard};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result};
+pub use lock::{DirLock, LOCK_FILE};
+pub use schema::latest_version as schema_version;
+
+/// File name of the database inside a data directory.
+pub const DB_FILE: &str = "memcore.db";
+
+/// How hard a commit works to survive power loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Survives process crashes (`synchronous=NORMAL`).
+    #[default]
+    Normal,
+    /// Survives power loss too (`synchronous=FULL`).
+    Full,
+}
+
+/// How to open a store.
+#[derive(Debug, Clone, Default)]
+pub struct StoreOptions {
+    pub read_only: bool,
+    pub durability: Durability,
+}
+
+/// An open data directory: the database plus the writer lock.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    options: StoreOptions,
+    writer: Option<Mutex<Connection>>,
+    readers: Mutex<Vec<Connection>>,
+    _lock: Option<DirLock>,
+}
+
+/// A pooled reader connection, returned to the pool on drop.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    conn: Option<Connection>,
+    pool: &'a Mutex<Vec<Connection>>,
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("reader connection present until drop")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.lock().push(conn);
+        }
+    }
+}
+
+impl Store {
+    /// Open (creating if needed) the store in `dir`.
+    ///
+    /// A writable open takes the directory lock first and fails with
+    /// `RESOURCE_BUSY` if another process holds it. A read-only open takes no
+    /// lock and fails if the store does not exist yet.
+    pub fn open(dir: &Path, options: StoreOptions) -> Result<Self> {
+        let db_path = dir.join(DB_FILE);
+        if options.read_only {
+            if !db_path.exists() {
+                return Err(Error::NotFound {
+                    kind: "Store",
+                    id: db_path.display().to_string(),
+                });
+            }
+            let first = open_reader(&db_path)?;
+            let version: i64 = first.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if version > schema::latest_version() {
+                return Err(Error::invalid(
+                    "path",
+                    format!("This store has schema version {version}; upgrade memcore to read it."),
+                ));
+            }
+            return Ok(Store {
+                dir: dir.to_path_buf(),
+                options,
+                writer: None,
+                readers: Mutex::new(vec![first]),
+                _lock: None,
+            });
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock = DirLock::acquire(dir)?;
+        let mut writer = Connection::open(&db_path)?;
+        configure(&writer, options.durability)?;
+        schema::migrate(&mut writer)?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            options,
+            writer: Some(Mutex::new(writer)),
+            readers: Mutex::new(Vec::new()),
+            _lock: Some(lock),
+        })
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Path of the database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.join(DB_FILE)
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        self.writer.is_none()
+    }
+
+    /// The durability level commits use.
+    pub fn durability(&self) -> Durability {
+        self.options.durability
+    }
+
+    /// Run `f` inside one IMMEDIATE transaction on the writer; commit if it
+    /// returns `Ok`, roll back (nothing written) if it returns `Err`.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// The writer connection itself, for work that is not one transaction
+    /// (maintenance such as `VACUUM` or `PRAGMA optimize`).
+    pub fn writer(&self) -> Result<MutexGuard<'_, Connection>> {
+        match &self.writer {
+            Some(w) => Ok(w.lock()),
+            None => Err(Error::ReadOnly {
+                path: self.dir.clone(),
+            }),
+        }
+    }
+
+    /// A reader connection from the pool (opened on demand).
+    pub fn reader(&self) -> Result<Reader<'_>> {
+        let pooled = self.readers.lock().pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => open_reader(&self.db_path())?,
+        };
+        Ok(Reader {
+            conn: Some(conn),
+            pool: &self.readers,
+        })
+    }
+}
+
+fn configure(conn: &Connection, durability: Durability) -> Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    tune(conn)
+}
+
+fn tune(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "cache_size", -65_536)?;
+    conn.pragma_update(None, "mmap_size", 268_435_456)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+fn open_reader(db_path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(db_path, flags)?;
+    tune(&conn)?;
+    Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_creates_schema_and_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let mode: String = store
+            .writer()
+            .unwrap()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let sync: i64 = store
+            .writer()
+            .unwrap()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 1, "NORMAL");
+    }
+
+    #[test]
+    fn full_durability_sets_synchronous_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions {
+            durability: Durability::Full,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(dir.path(), options).unwrap();
+        let sync: i64 = store
+            .writer()
+            .unwrap()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "FULL");
+    }
+
+    #[test]
+    fn failed_write_rolls_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let result: Result<()> = store.write(|tx| {
+            tx.execute("INSERT INTO meta(key, value) VALUES ('a', '1')", [])?;
+            Err(Error::invalid("x", "abort"))
+        });
+        assert!(result.is_err());
+        let n: i64 = store
+            .reader()
+            .unwrap()
+            .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn read_only_beside_writer_and_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        writer
+            .write(|tx| {
+                tx.execute("INSERT INTO meta(key, value) VALUES ('a', '1')", [])?;
+                Ok(())
+            })
+            .unwrap();
+        let reader = Store::open(
+            dir.path(),
+            StoreOptions {
+                read_only: true,
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
+        let n: i64 = reader
+            .reader()
+            .unwrap()
+            .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(reader.write(|_| Ok(())).unwrap_err().code(), "STORAGE_ERROR");
+    }
+
+    #[test]
+    fn read_only_open_of_missing_store_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Store::open(
+            dir.path(),
+            StoreOptions {
+                read_only: true,
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "NOT_FOUND");
+    }
+}

@@ -1,0 +1,119 @@
+//! Schema versions and migrations.
+//!
+//! `PRAGMA user_version` holds the applied version. Each migration runs in the
+//! same transaction as its version bump, so a crash leaves either the old or the
+//! new schema, never half of one. Migrations are append-only: never edit a
+//! shipped step, add a new one.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// One step: the version it produces and the SQL that gets there.
+struct Migration {
+    version: i64,
+    sql: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: r"
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Append-only log of every write. `seq` is the watermark unit of the
+        -- derived indexes and, for upserts, the key of the vector/text version
+        -- the write created (keys are never reused).
+        CREATE TABLE oplog (
+            seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+            at        INTEGER NOT NULL,
+            action    INTEGER NOT NULL,   -- 1 upsert doc, 2 delete doc, 3 metadata only
+            kind      INTEGER NOT NULL,   -- record kind (memory, observation, ...)
+            record_id TEXT    NOT NULL,
+            namespace TEXT    NOT NULL,
+            prev_key  INTEGER             -- the doc key this write retires, if any
+        );
+
+        CREATE TABLE memories (
+            id                  TEXT NOT NULL UNIQUE,
+            namespace           TEXT    NOT NULL,
+            content             TEXT    NOT NULL,
+            memory_type         TEXT    NOT NULL,
+            source              TEXT    NOT NULL,
+            confidence          REAL    NOT NULL,
+            importance          REAL    NOT NULL,
+            metadata            TEXT    NOT NULL,
+            thread_id           TEXT,
+            user_id             TEXT,
+            event_time          INTEGER,
+            created_at          INTEGER NOT NULL,
+            updated_at          INTEGER NOT NULL,
+            accessed_at         INTEGER NOT NULL,
+            valid_from          INTEGER NOT NULL,
+            valid_until         INTEGER,
+            invalidated_at      INTEGER,
+            invalidation_reason TEXT,
+            supersedes          TEXT,
+            superseded_by       TEXT,
+            expires_at          INTEGER,
+            doc_key             INTEGER NOT NULL,  -- oplog seq of the current content version
+            embedding           BLOB               -- little-endian f32, last so listings skip it
+        );
+        CREATE INDEX memories_by_time   ON memories(namespace, created_at DESC, id DESC);
+        CREATE INDEX memories_by_thread ON memories(namespace, thread_id, created_at DESC);
+        CREATE UNIQUE INDEX memories_by_doc_key ON memories(doc_key);
+    ",
+}];
+
+/// The version this build writes.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+/// Bring the schema up to date. Refuses a database written by a newer memcore.
+pub fn migrate(conn: &mut Connection) -> Result<i64> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let latest = latest_version();
+    if current > latest {
+        return Err(Error::invalid(
+            "path",
+            format!(
+                "This store has schema version {current}, newer than this memcore \
+                 understands ({latest}). Upgrade memcore to open it."
+            ),
+        ));
+    }
+    for step in MIGRATIONS.iter().filter(|m| m.version > current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(step.sql)?;
+        tx.pragma_update(None, "user_version", step.version)?;
+        tx.commit()?;
+    }
+    Ok(latest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrate_is_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, latest_version());
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert_eq!(err.code(), "INVALID_PARAMETER");
+    }
+}

@@ -44,6 +44,8 @@ class Memory(FactsAPI):
         namespace: Default namespace of every call.
         read_only: Open without the writer lock (another process may write).
         embedder: A custom embedding function, list[str] -> 2-D float32 array.
+        text_analyzer: BM25 analyser: "english" (default), "simple" or a stemming
+            language; changing it rebuilds the text index.
         durability: "normal" or "full" (fsync every commit).
         cache_size: Query-embedding LRU entries.
         batch_size: Texts per embedding batch.
@@ -65,6 +67,7 @@ class Memory(FactsAPI):
         reset_memory: bool = False,
         namespace: str = "default",
         read_only: bool = False,
+        text_analyzer: str | None = None,
         embedder: Embedder | None = None,
         durability: Literal["normal", "full"] = "normal",
         cache_size: int = 1000,
@@ -79,7 +82,9 @@ class Memory(FactsAPI):
         self._project_root = root
         self._namespace = namespace
         self._close_lock = threading.Lock()
-        self._engine = _core.Engine(str(data_dir), read_only=read_only, durability=durability)
+        self._engine = _core.Engine(
+            str(data_dir), read_only=read_only, durability=durability, text_analyzer=text_analyzer
+        )
         try:
             self._embeddings = self._start_embeddings(
                 model, model_path, embedder, force_model, reset_memory, cache_size, batch_size

@@ -119,3 +119,55 @@ class SupersedeResult(Record):
     message: str
     old: MemoryRecord
     new: MemoryRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Scores(Record):
+    """Why a hit ranked where it did: each signal's raw score and the fused one."""
+
+    vector: float | None
+    bm25: float | None
+    ppr: float | None
+    fused: float
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any]) -> Scores:
+        """Build from the native `scores` dict."""
+        return cls(vector=raw["vector"], bm25=raw["bm25"], ppr=raw["ppr"], fused=raw["fused"])
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit(Record):
+    """A memory found by a search, with the scores that explain its rank.
+
+    `relevance_score` is a 0-1 number for display: the cosine for vector
+    search, and the fused score mapped from its ±3 z-range for hybrid search.
+    """
+
+    memory: MemoryRecord
+    scores: Scores
+    relevance_score: float
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any], relevance: str) -> SearchHit:
+        """Build from a native hit dict; `relevance` names the score to show."""
+        scores = Scores.from_core(raw["scores"])
+        if relevance == "vector":
+            value = scores.vector or 0.0
+        elif relevance == "bm25":
+            value = (scores.bm25 or 0.0) / (1.0 + (scores.bm25 or 0.0))
+        else:
+            value = (scores.fused + 3.0) / 6.0
+        return cls(
+            memory=MemoryRecord.from_core(raw),
+            scores=scores,
+            relevance_score=round(min(1.0, max(0.0, value)), 4),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The memory's fields plus `scores` and `relevance_score`."""
+        return {
+            **self.memory.to_dict(),
+            "scores": self.scores.to_dict(),
+            "relevance_score": self.relevance_score,
+        }

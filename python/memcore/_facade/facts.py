@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memcore._facade.base import FacadeBase, VectorLike
-from memcore._time import TimeLike, now_micros, optional_micros, to_micros
+from memcore._facade.base import VectorLike
+from memcore._facade.search import SearchAPI, action_for
+from memcore._time import TimeLike, optional_micros, to_micros
 from memcore.errors import invalid
 from memcore.records import MemoryRecord, StoreResult, SupersedeResult
 
@@ -28,13 +29,26 @@ def _expiry(ttl: float | timedelta | None, expires_at: TimeLike | None) -> int |
         raise invalid("ttl", "Pass ttl or expires_at, not both.")
     if ttl is None:
         return optional_micros(expires_at, "expires_at")
-    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else _number("ttl", ttl)
     if not seconds > 0:
         raise invalid("ttl", f"ttl must be a positive number of seconds, got {ttl!r}.")
-    return now_micros() + round(seconds * 1_000_000)
+    try:
+        expires = datetime.now(UTC) + timedelta(seconds=seconds)
+    except OverflowError:
+        raise invalid("ttl", f"ttl is too long: {ttl!r} seconds.") from None
+    return to_micros(expires, "ttl")
 
 
-class FactsAPI(FacadeBase):
+def _number(field: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise invalid(field, f"{field} must be a number, got {value!r}.")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise invalid(field, f"{field} must be a number, got {value!r}.") from None
+
+
+class FactsAPI(SearchAPI):
     """Memory records (facts) with valid time and supersession."""
 
     def store_memory(
@@ -82,22 +96,30 @@ class FactsAPI(FacadeBase):
         """
         if not isinstance(content, str):
             raise invalid("content", "content must be a string.")
+        ns = self._ns(namespace)
+        passage_vector = self._passage_vector(content, vector) if content.strip() else None
         raw = self._engine.store_memory(
-            self._ns(namespace),
+            ns,
             content,
             memory_type=memory_type,
             source=source,
-            confidence=float(confidence),
-            importance=float(importance),
+            confidence=_number("confidence", confidence),
+            importance=_number("importance", importance),
             metadata=_metadata_json(metadata),
             thread_id=thread_id,
             user_id=user_id,
             event_time=optional_micros(event_time, "event_time"),
             valid_from=optional_micros(valid_from, "valid_from"),
             expires_at=_expiry(ttl, expires_at),
-            vector=self._passage_vector(content, vector) if content.strip() else None,
+            vector=passage_vector,
         )
-        return StoreResult(created=MemoryRecord.from_core(raw))
+        created = MemoryRecord.from_core(raw)
+        if passage_vector is None:
+            return StoreResult(created=created)
+        similar = self._similar(created.id, ns, passage_vector)
+        return StoreResult(
+            created=created, similar=similar, action_required=action_for(created.id, similar)
+        )
 
     def get_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryRecord:
         """One memory by id.
@@ -131,6 +153,8 @@ class FactsAPI(FacadeBase):
             InvalidParameterError: Nothing to update, or a bad value.
         """
         ns = self._ns(namespace)
+        if content is not None and not isinstance(content, str):
+            raise invalid("content", "content must be a string.")
         new_vector = None
         if content is not None and content.strip():
             new_vector = self._passage_vector(content, vector)
@@ -142,8 +166,8 @@ class FactsAPI(FacadeBase):
             content=content,
             memory_type=memory_type,
             source=source,
-            confidence=None if confidence is None else float(confidence),
-            importance=None if importance is None else float(importance),
+            confidence=None if confidence is None else _number("confidence", confidence),
+            importance=None if importance is None else _number("importance", importance),
             metadata=None if metadata is _UNSET else _metadata_json(metadata) or "null",
             thread_id=thread_id,
             user_id=user_id,
@@ -181,12 +205,25 @@ class FactsAPI(FacadeBase):
             valid_only: Only memories valid now.
             namespace: Override the instance's namespace.
         """
+        return self._list(
+            namespace, limit, offset, thread_id, optional_micros(as_of, "as_of"), valid_only
+        )
+
+    def _list(
+        self,
+        namespace: str | None,
+        limit: int,
+        offset: int,
+        thread_id: str | None,
+        as_of_micros: int | None,
+        valid_only: bool,
+    ) -> list[MemoryRecord]:
         rows = self._engine.list_memories(
             self._ns(namespace),
             limit=_count("limit", limit),
             offset=_count("offset", offset, minimum=0),
             thread_id=thread_id,
-            as_of=optional_micros(as_of, "as_of"),
+            as_of=as_of_micros,
             valid_only=valid_only,
         )
         return [MemoryRecord.from_core(r) for r in rows]
@@ -223,9 +260,7 @@ class FactsAPI(FacadeBase):
     ) -> list[MemoryRecord]:
         """Memories that were valid at `timestamp` (ISO 8601 or datetime)."""
         when = to_micros(timestamp, "timestamp")
-        return self.list_memories(
-            limit, offset, thread_id=thread_id, as_of=when, namespace=namespace
-        )
+        return self._list(namespace, limit, offset, thread_id, when, False)
 
     def invalidate(
         self, memory_id: str, reason: str | None = None, *, namespace: str | None = None
@@ -262,8 +297,12 @@ class FactsAPI(FacadeBase):
         )
 
 
+# Offsets travel to SQLite as a signed 64-bit integer.
+_MAX_COUNT = 2**63 - 1
+
+
 def _count(field: str, value: int, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _MAX_COUNT:
         raise invalid(field, f"{field} must be an integer ≥ {minimum}, got {value!r}.")
     return value
 

@@ -55,15 +55,25 @@ impl PyEngine {
     ///     read_only: Open without the writer lock; writes fail.
     ///     durability: "normal" (survives process crashes) or "full"
     ///         (fsync per commit, survives power loss).
+    ///     text_analyzer: BM25 analyser ("english" default, "simple", or a
+    ///         stemming language); changing it rebuilds the text index.
     ///
     /// Raises:
     ///     ResourceBusyError: Another process has the directory open for writing.
     #[new]
-    #[pyo3(signature = (path, *, read_only = false, durability = "normal"))]
-    fn new(py: Python<'_>, path: PathBuf, read_only: bool, durability: &str) -> BindResult<Self> {
+    #[pyo3(signature = (path, *, read_only = false, durability = "normal", text_analyzer = None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        durability: &str,
+        text_analyzer: Option<String>,
+    ) -> BindResult<Self> {
         let options = EngineOptions {
             read_only,
             durability: parse_durability(durability)?,
+            text_analyzer,
+            ..EngineOptions::default()
         };
         let engine = py.detach(|| Engine::open(&path, &options))?;
         Ok(PyEngine {

@@ -7,6 +7,7 @@ mod errors;
 mod json;
 mod memories;
 mod records;
+mod search;
 
 use pyo3::prelude::*;
 

@@ -1,15 +1,15 @@
 //! Memory operations on `Engine`: conversion in, one core call without the
 //! GIL, conversion out.
 
-use numpy::PyReadonlyArray1;
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
 
-use crate::arrays::owned_vector;
+use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
-use crate::errors::BindResult;
+use crate::errors::{BindError, BindResult};
 use crate::records::{memory_dict, memory_dicts};
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
@@ -74,6 +74,71 @@ impl PyEngine {
         };
         let memory = py.detach(|| engine.store_memory(new))?;
         Ok(memory_dict(py, &memory)?)
+    }
+
+    /// Store many memories in one transaction (all or nothing).
+    ///
+    /// Args:
+    ///     contents: The facts.
+    ///     vectors: One row per content (float32, 2-D), or None.
+    ///     metadatas: JSON text per content (or None entries), or None.
+    ///     thread_ids: Thread per content (or None entries), or None.
+    #[pyo3(signature = (namespace, contents, *, vectors = None, memory_type = "semantic",
+        source = "extracted", confidence = 1.0, importance = 0.5, metadatas = None,
+        thread_ids = None, user_id = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn store_memories<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        contents: Vec<String>,
+        vectors: Option<PyReadonlyArray2<'py, f32>>,
+        memory_type: &str,
+        source: &str,
+        confidence: f64,
+        importance: f64,
+        metadatas: Option<Vec<Option<String>>>,
+        thread_ids: Option<Vec<Option<String>>>,
+        user_id: Option<String>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let n = contents.len();
+        let mut vectors = owned_rows(vectors);
+        for (field, len) in [
+            ("vectors", vectors.as_ref().map(Vec::len)),
+            ("metadatas", metadatas.as_ref().map(Vec::len)),
+            ("thread_ids", thread_ids.as_ref().map(Vec::len)),
+        ] {
+            if let Some(len) = len.filter(|l| *l != n) {
+                return Err(BindError::Core(memcore::Error::invalid(
+                    field,
+                    format!("{field} has {len} entries but there are {n} contents."),
+                )));
+            }
+        }
+        let memory_type = MemoryType::parse(memory_type)?;
+        let source = Source::parse(source)?;
+        let mut metadatas = metadatas.map(Vec::into_iter);
+        let mut thread_ids = thread_ids.map(Vec::into_iter);
+        let mut vector_rows = vectors.take().map(Vec::into_iter);
+        let batch: Vec<NewMemory> = contents
+            .into_iter()
+            .map(|content| NewMemory {
+                namespace: namespace.clone(),
+                content,
+                memory_type,
+                source,
+                confidence,
+                importance,
+                metadata: metadatas.as_mut().and_then(Iterator::next).flatten(),
+                thread_id: thread_ids.as_mut().and_then(Iterator::next).flatten(),
+                user_id: user_id.clone(),
+                embedding: vector_rows.as_mut().and_then(Iterator::next),
+                ..NewMemory::default()
+            })
+            .collect();
+        let stored = py.detach(|| engine.store_memories(batch))?;
+        Ok(memory_dicts(py, &stored)?)
     }
 
     /// One memory by id (records the access time).

@@ -1,15 +1,24 @@
 //! memcore's pure Rust core: the durable store, the derived indexes, the graph
 //! and fusion. No Python here; `memcore-py` binds it.
 
+pub mod catalog;
 pub mod engine;
 pub mod error;
+pub mod fsutil;
+pub mod fusion;
 pub mod ids;
 pub mod kind;
 pub mod memory;
 pub mod store;
 pub mod temporal;
+pub mod text;
+pub mod vector;
 
-pub use engine::{EmbeddingIdentity, Engine, EngineOptions};
+pub use engine::{
+    CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions, Scores,
+    SearchQuery,
+};
+pub use fusion::{FusionMode, Weights};
 pub use error::{Error, Result};
 pub use kind::{Kind, KindSet};
 pub use memory::{Memory, MemoryPatch, MemoryType, NewMemory, Source};

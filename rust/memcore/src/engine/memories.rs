@@ -1,7 +1,13 @@
 //! Memory operations: store, read, update, delete, and the temporal ones
-//! (invalidate, supersede). Each write is one transaction with its op-log row.
+//! (invalidate, supersede). Each write is one transaction with its op-log
+//! row, published to the catalog and the index queue while the writer lock
+//! is still held.
+
+use std::sync::Arc;
 
 use super::Engine;
+use super::documents::memory_labels;
+use super::indexes::Change;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::memory::{Memory, MemoryPatch, NewMemory, validate_namespace};
@@ -17,62 +23,133 @@ impl Engine {
     pub fn store_memory(&self, new: NewMemory) -> Result<Memory> {
         new.validate()?;
         let now = now_micros();
-        let NewMemory {
-            namespace,
-            content,
-            memory_type,
-            source,
-            confidence,
-            importance,
-            metadata,
-            thread_id,
-            user_id,
-            event_time,
-            valid_from,
-            expires_at,
-            embedding,
-        } = new;
+        let (memory, embedding) = self.new_memory(new, now);
+        self.store.write_then(
+            |tx| {
+                let vector = self.checked_vector(tx, embedding)?;
+                let key = oplog::append(
+                    tx,
+                    now,
+                    Action::Upsert,
+                    Kind::Memory,
+                    &memory.id,
+                    &memory.namespace,
+                    None,
+                )?;
+                rows::insert(tx, &memory, key, vector.as_deref())?;
+                Ok((key, vector))
+            },
+            |(key, vector)| self.publish_content(key, None, &memory, vector),
+        )?;
+        Ok(memory)
+    }
+
+    /// Store many memories in one transaction (bulk ingest: one commit for
+    /// the whole batch). All or nothing: one invalid memory rejects the batch.
+    pub fn store_memories(&self, batch: Vec<NewMemory>) -> Result<Vec<Memory>> {
+        for (i, m) in batch.iter().enumerate() {
+            m.validate().map_err(|e| at_index(i, e))?;
+        }
+        let now = now_micros();
+        let prepared: Vec<(Memory, Option<Vec<f32>>)> =
+            batch.into_iter().map(|n| self.new_memory(n, now)).collect();
+        self.store.write_then(
+            |tx| {
+                let mut written = Vec::with_capacity(prepared.len());
+                for (i, (memory, embedding)) in prepared.iter().enumerate() {
+                    let vector = self
+                        .checked_vector(tx, embedding.clone())
+                        .map_err(|e| at_index(i, e))?;
+                    let key = oplog::append(
+                        tx,
+                        now,
+                        Action::Upsert,
+                        Kind::Memory,
+                        &memory.id,
+                        &memory.namespace,
+                        None,
+                    )?;
+                    rows::insert(tx, memory, key, vector.as_deref())?;
+                    written.push((key, vector));
+                }
+                Ok(written)
+            },
+            |written| {
+                for ((key, vector), (memory, _)) in written.into_iter().zip(&prepared) {
+                    self.publish_content(key, None, memory, vector);
+                }
+            },
+        )?;
+        Ok(prepared.into_iter().map(|(m, _)| m).collect())
+    }
+
+    fn new_memory(&self, new: NewMemory, now: Timestamp) -> (Memory, Option<Vec<f32>>) {
         let memory = Memory {
             id: self.new_id("mem", now),
-            namespace,
-            content,
-            memory_type,
-            source,
-            confidence,
-            importance,
-            metadata: metadata.unwrap_or_else(|| "{}".to_owned()),
-            thread_id,
-            user_id,
-            event_time,
+            namespace: new.namespace,
+            content: new.content,
+            memory_type: new.memory_type,
+            source: new.source,
+            confidence: new.confidence,
+            importance: new.importance,
+            metadata: new.metadata.unwrap_or_else(|| "{}".to_owned()),
+            thread_id: new.thread_id,
+            user_id: new.user_id,
+            event_time: new.event_time,
             created_at: now,
             updated_at: now,
             accessed_at: now,
-            valid_from: valid_from.unwrap_or(now),
+            valid_from: new.valid_from.unwrap_or(now),
             valid_until: None,
             invalidated_at: None,
             invalidation_reason: None,
             supersedes: None,
             superseded_by: None,
-            expires_at,
+            expires_at: new.expires_at,
         };
-        let dim = self.store.write(|tx| {
-            let vector = embedding.map(|v| self.prepare_vector(tx, v)).transpose()?;
-            let key = oplog::append(
-                tx,
-                now,
-                Action::Upsert,
-                Kind::Memory,
-                &memory.id,
-                &memory.namespace,
-                None,
-            )?;
-            rows::insert(tx, &memory, key, vector.as_deref())?;
-            Ok(vector.map(|v| v.len()))
-        })?;
-        if let Some(d) = dim {
-            self.note_dim(d);
+        (memory, new.embedding)
+    }
+
+    /// Validate and normalise an incoming vector, and make sure the vector
+    /// index exists for its dimension before anything commits.
+    fn checked_vector(
+        &self,
+        tx: &rusqlite::Connection,
+        embedding: Option<Vec<f32>>,
+    ) -> Result<Option<Vec<f32>>> {
+        let Some(raw) = embedding else {
+            return Ok(None);
+        };
+        let vector = self.prepare_vector(tx, raw)?;
+        self.indexes.vectors_for(vector.len())?;
+        Ok(Some(vector))
+    }
+
+    /// Publish new content of a memory (after commit, under the writer lock).
+    fn publish_content(&self, key: i64, prev: Option<i64>, memory: &Memory, vector: Option<Vec<f32>>) {
+        if let Some(v) = &vector {
+            self.note_dim(v.len());
         }
-        Ok(memory)
+        self.publish(
+            key,
+            &Change::Upsert {
+                key: key as u64,
+                prev: prev.map(|p| p as u64),
+                labels: memory_labels(memory),
+                text: &memory.content,
+                vector: vector.map(Arc::from),
+            },
+        );
+    }
+
+    fn publish_labels(&self, seq: i64, key: i64, memory: &Memory) {
+        self.publish(
+            seq,
+            &Change::Relabel {
+                key: key as u64,
+                labels: memory_labels(memory),
+            },
+        );
     }
 
     /// One memory by id. Records the access time when the store is writable.
@@ -106,71 +183,60 @@ impl Engine {
             ));
         }
         let now = now_micros();
-        let (memory, dim) = self.store.write(|tx| {
-            let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-            let MemoryPatch {
-                content,
-                memory_type,
-                source,
-                confidence,
-                importance,
-                metadata,
-                thread_id,
-                user_id,
-                event_time,
-                expires_at,
-                embedding,
-            } = patch;
-            set_if(&mut m.memory_type, memory_type);
-            set_if(&mut m.source, source);
-            set_if(&mut m.confidence, confidence);
-            set_if(&mut m.importance, importance);
-            set_if(&mut m.metadata, metadata);
-            if thread_id.is_some() {
-                m.thread_id = thread_id;
-            }
-            if user_id.is_some() {
-                m.user_id = user_id;
-            }
-            if event_time.is_some() {
-                m.event_time = event_time;
-            }
-            if expires_at.is_some() {
-                m.expires_at = expires_at;
-            }
-            m.updated_at = now;
-            let mut dim = None;
-            match content {
-                Some(new_content) if new_content != m.content => {
-                    let vector = embedding.map(|v| self.prepare_vector(tx, v)).transpose()?;
-                    let prev = rows::doc_key(tx, id)?;
-                    let key =
-                        oplog::append(tx, now, Action::Upsert, Kind::Memory, id, namespace, prev)?;
-                    rows::update_content(tx, id, &new_content, key, vector.as_deref())?;
-                    dim = vector.map(|v| v.len());
-                    m.content = new_content;
+        let mut patch = patch;
+        let embedding = patch.embedding.take();
+        self.store.write_then(
+            |tx| {
+                let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
+                let prev = rows::doc_key(tx, id)?.unwrap_or_default();
+                let new_content = apply_patch(&mut m, patch, now);
+                let (seq, content_change) = match new_content {
+                    Some(content) => {
+                        let vector = self.checked_vector(tx, embedding)?;
+                        let seq = oplog::append(
+                            tx,
+                            now,
+                            Action::Upsert,
+                            Kind::Memory,
+                            id,
+                            namespace,
+                            Some(prev),
+                        )?;
+                        rows::update_content(tx, id, &content, seq, vector.as_deref())?;
+                        m.content = content;
+                        (seq, Some(vector))
+                    }
+                    None => {
+                        let seq =
+                            oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
+                        (seq, None)
+                    }
+                };
+                rows::update_fields(tx, &m)?;
+                Ok((m, seq, prev, content_change))
+            },
+            |(m, seq, prev, content_change)| {
+                match content_change {
+                    Some(vector) => self.publish_content(seq, Some(prev), &m, vector),
+                    None => self.publish_labels(seq, prev, &m),
                 }
-                _ => {
-                    oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
-                }
-            }
-            rows::update_fields(tx, &m)?;
-            Ok((m, dim))
-        })?;
-        if let Some(d) = dim {
-            self.note_dim(d);
-        }
-        Ok(memory)
+                m
+            },
+        )
     }
 
     /// Delete a memory for good (no history is kept; use `invalidate` for that).
     pub fn delete_memory(&self, namespace: &str, id: &str) -> Result<()> {
         let now = now_micros();
-        self.store.write(|tx| {
-            let key = rows::delete(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-            oplog::append(tx, now, Action::Delete, Kind::Memory, id, namespace, Some(key))?;
-            Ok(())
-        })
+        self.store.write_then(
+            |tx| {
+                let key = rows::delete(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
+                let seq =
+                    oplog::append(tx, now, Action::Delete, Kind::Memory, id, namespace, Some(key))?;
+                Ok((seq, key))
+            },
+            |(seq, key)| self.publish(seq, &Change::Retire { key: key as u64 }),
+        )
     }
 
     /// Memories of a namespace, newest first.
@@ -188,26 +254,33 @@ impl Engine {
     /// Close a memory's validity now (a soft delete: history still sees it).
     pub fn invalidate(&self, namespace: &str, id: &str, reason: Option<String>) -> Result<Memory> {
         let now = now_micros();
-        self.store.write(|tx| {
-            let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-            if m.valid_until.is_some_and(|until| until <= now) {
-                let by = m.superseded_by.as_deref().map(|s| format!(" (superseded by {s})"));
-                return Err(Error::invalid(
-                    "id",
-                    format!(
-                        "Memory {id} is already invalid{}; nothing to do.",
-                        by.unwrap_or_default()
-                    ),
-                ));
-            }
-            m.valid_until = Some(now.max(m.valid_from));
-            m.invalidated_at = Some(now);
-            m.invalidation_reason = reason;
-            m.updated_at = now;
-            rows::update_fields(tx, &m)?;
-            oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
-            Ok(m)
-        })
+        self.store.write_then(
+            |tx| {
+                let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
+                if m.valid_until.is_some_and(|until| until <= now) {
+                    let by = m.superseded_by.as_deref().map(|s| format!(" (superseded by {s})"));
+                    return Err(Error::invalid(
+                        "id",
+                        format!(
+                            "Memory {id} is already invalid{}; nothing to do.",
+                            by.unwrap_or_default()
+                        ),
+                    ));
+                }
+                m.valid_until = Some(now.max(m.valid_from));
+                m.invalidated_at = Some(now);
+                m.invalidation_reason = reason;
+                m.updated_at = now;
+                rows::update_fields(tx, &m)?;
+                let key = rows::doc_key(tx, id)?.unwrap_or_default();
+                let seq = oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
+                Ok((m, seq, key))
+            },
+            |(m, seq, key)| {
+                self.publish_labels(seq, key, &m);
+                m
+            },
+        )
     }
 
     /// Mark `old_id` as replaced by `new_id`: link both ways and close the old
@@ -225,40 +298,93 @@ impl Engine {
             ));
         }
         let now = now_micros();
-        self.store.write(|tx| {
-            let mut old = rows::get(tx, namespace, old_id)?.ok_or_else(|| not_found(old_id))?;
-            let mut new = rows::get(tx, namespace, new_id)?.ok_or_else(|| not_found(new_id))?;
-            if let Some(existing) = &old.superseded_by {
-                return Err(Error::invalid(
-                    "old_memory_id",
-                    format!("Memory {old_id} is already superseded by {existing}."),
-                ));
-            }
-            if let Some(newer) = &new.superseded_by {
-                return Err(Error::invalid(
-                    "new_memory_id",
-                    format!(
-                        "Memory {new_id} is itself superseded by {newer}; supersede with {newer} \
-                         instead."
-                    ),
-                ));
-            }
-            let close: Timestamp = new.valid_from.max(old.valid_from);
-            old.valid_until = Some(old.valid_until.map_or(close, |u| u.min(close)));
-            old.superseded_by = Some(new_id.to_owned());
-            old.invalidated_at.get_or_insert(now);
-            old.invalidation_reason
-                .get_or_insert_with(|| format!("superseded by {new_id}"));
-            old.updated_at = now;
-            new.supersedes = Some(old_id.to_owned());
-            new.updated_at = now;
-            rows::update_fields(tx, &old)?;
-            rows::update_fields(tx, &new)?;
-            oplog::append(tx, now, Action::Meta, Kind::Memory, old_id, namespace, None)?;
-            oplog::append(tx, now, Action::Meta, Kind::Memory, new_id, namespace, None)?;
-            Ok((old, new))
-        })
+        self.store.write_then(
+            |tx| {
+                let mut old = rows::get(tx, namespace, old_id)?.ok_or_else(|| not_found(old_id))?;
+                let mut new = rows::get(tx, namespace, new_id)?.ok_or_else(|| not_found(new_id))?;
+                check_supersede(&old, &new)?;
+                let close: Timestamp = new.valid_from.max(old.valid_from);
+                old.valid_until = Some(old.valid_until.map_or(close, |u| u.min(close)));
+                old.superseded_by = Some(new_id.to_owned());
+                old.invalidated_at.get_or_insert(now);
+                old.invalidation_reason
+                    .get_or_insert_with(|| format!("superseded by {new_id}"));
+                old.updated_at = now;
+                new.supersedes = Some(old_id.to_owned());
+                new.updated_at = now;
+                rows::update_fields(tx, &old)?;
+                rows::update_fields(tx, &new)?;
+                let old_key = rows::doc_key(tx, old_id)?.unwrap_or_default();
+                let old_seq =
+                    oplog::append(tx, now, Action::Meta, Kind::Memory, old_id, namespace, None)?;
+                let new_key = rows::doc_key(tx, new_id)?.unwrap_or_default();
+                let new_seq =
+                    oplog::append(tx, now, Action::Meta, Kind::Memory, new_id, namespace, None)?;
+                Ok((old, new, [(old_seq, old_key), (new_seq, new_key)]))
+            },
+            |(old, new, keys)| {
+                self.publish_labels(keys[0].0, keys[0].1, &old);
+                self.publish_labels(keys[1].0, keys[1].1, &new);
+                (old, new)
+            },
+        )
     }
+}
+
+fn check_supersede(old: &Memory, new: &Memory) -> Result<()> {
+    if let Some(existing) = &old.superseded_by {
+        return Err(Error::invalid(
+            "old_memory_id",
+            format!("Memory {} is already superseded by {existing}.", old.id),
+        ));
+    }
+    if let Some(newer) = &new.superseded_by {
+        return Err(Error::invalid(
+            "new_memory_id",
+            format!(
+                "Memory {} is itself superseded by {newer}; supersede with {newer} instead.",
+                new.id
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Apply every field of `patch` except the content; returns the new content
+/// when it differs from the current one.
+fn apply_patch(m: &mut Memory, patch: MemoryPatch, now: Timestamp) -> Option<String> {
+    let MemoryPatch {
+        content,
+        memory_type,
+        source,
+        confidence,
+        importance,
+        metadata,
+        thread_id,
+        user_id,
+        event_time,
+        expires_at,
+        embedding: _,
+    } = patch;
+    set_if(&mut m.memory_type, memory_type);
+    set_if(&mut m.source, source);
+    set_if(&mut m.confidence, confidence);
+    set_if(&mut m.importance, importance);
+    set_if(&mut m.metadata, metadata);
+    if thread_id.is_some() {
+        m.thread_id = thread_id;
+    }
+    if user_id.is_some() {
+        m.user_id = user_id;
+    }
+    if event_time.is_some() {
+        m.event_time = event_time;
+    }
+    if expires_at.is_some() {
+        m.expires_at = expires_at;
+    }
+    m.updated_at = now;
+    content.filter(|c| *c != m.content)
 }
 
 fn set_if<T>(slot: &mut T, value: Option<T>) {
@@ -269,6 +395,17 @@ fn set_if<T>(slot: &mut T, value: Option<T>) {
 
 fn not_found(id: &str) -> Error {
     Error::MemoryNotFound { id: id.to_owned() }
+}
+
+/// Prefix a batch item's error with its position.
+fn at_index(i: usize, e: Error) -> Error {
+    match e {
+        Error::InvalidParameter { field, message } => Error::InvalidParameter {
+            field: format!("memories[{i}].{field}"),
+            message: format!("memories[{i}]: {message}"),
+        },
+        other => other,
+    }
 }
 
 /// Listing limits: at least one, at most [`MAX_LIST_LIMIT`].

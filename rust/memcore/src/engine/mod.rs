@@ -2,11 +2,18 @@
 //! operation of the core goes through it, so the write path and the read path
 //! each exist exactly once.
 
+mod documents;
 mod embedding;
+mod indexer;
+mod indexes;
+mod maintenance;
 mod memories;
+mod recovery;
 mod reset;
+mod search;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use parking_lot::RwLock;
 
@@ -14,16 +21,57 @@ use crate::error::{Error, Result};
 use crate::ids::IdGenerator;
 use crate::store::{Durability, Store, StoreOptions, meta};
 use crate::temporal::now_micros;
+use crate::vector::HnswParams;
 
 pub use embedding::EmbeddingIdentity;
+pub use indexer::CompactReport;
+pub use indexes::INDEX_DIR;
+pub use memories::MAX_LIST_LIMIT;
+pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
+use indexer::{Indexer, Job};
+use indexes::{Change, Indexes};
+
+/// Metadata key: the text analyser the BM25 index was built with.
+const TEXT_ANALYZER: &str = "text_analyzer";
+/// The analyser used when none is configured.
+pub const DEFAULT_ANALYZER: &str = "english";
 
 /// How to open an engine.
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
-    /// Open without the writer lock; every write fails.
+    /// Open without the writer lock; every write fails. Searches see the
+    /// store as it was at open time; listings and gets read live rows.
     pub read_only: bool,
     /// Commit durability (see [`Durability`]).
     pub durability: Durability,
+    /// BM25 analyser ("english" when None and none stored). Changing it
+    /// rebuilds the text index from the store.
+    pub text_analyzer: Option<String>,
+    /// HNSW parameters.
+    pub hnsw: HnswParams,
+    /// Threads the indexer may use to insert into HNSW (0 = all cores).
+    pub index_threads: usize,
+}
+
+/// Sizes and health of the derived indexes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// Live searchable documents (all kinds).
+    pub documents: usize,
+    /// Vectors in the HNSW graph.
+    pub vectors: usize,
+    /// Vectors searchable but not yet in the graph.
+    pub vectors_pending: usize,
+    /// Removed vectors still occupying graph slots.
+    pub vector_tombstones: usize,
+    /// Vector dimension, once known.
+    pub dim: Option<usize>,
+    /// Documents committed to the text index.
+    pub text_documents: u64,
+    /// Documents searchable but not yet committed to the text index.
+    pub text_pending: usize,
+    /// The last background indexing error, if any.
+    pub last_error: Option<String>,
 }
 
 /// An open memcore data directory. `Sync`: share it across threads freely.
@@ -33,10 +81,13 @@ pub struct Engine {
     ids: IdGenerator,
     /// Dimension of stored vectors, once known (from metadata or the first vector).
     dim: RwLock<Option<usize>>,
+    indexes: Arc<Indexes>,
+    indexer: Option<Indexer>,
 }
 
 impl Engine {
-    /// Open (or create) the data directory `dir`.
+    /// Open (or create) the data directory `dir`: the store, then the derived
+    /// indexes, caught up from the op log.
     pub fn open(dir: &Path, options: &EngineOptions) -> Result<Self> {
         let store = Store::open(
             dir,
@@ -53,12 +104,49 @@ impl Engine {
                 Ok(())
             })?;
         }
+        let analyzer = Self::settle_analyzer(&store, options.text_analyzer.as_deref())?;
         let dim = embedding::stored_dim(&*store.reader()?)?;
+        let (indexes, text_seq, vector_seq) =
+            Indexes::open(dir, &analyzer, dim, options.hnsw, options.read_only)?;
+        let indexes = Arc::new(indexes);
+        recovery::rebuild_catalog(&store, &indexes)?;
+        let indexer = (!options.read_only).then(|| {
+            let threads = match options.index_threads {
+                0 => std::thread::available_parallelism().map_or(1, usize::from),
+                n => n,
+            };
+            Indexer::start(indexes.clone(), text_seq, vector_seq, threads)
+        });
+        match &indexer {
+            Some(ix) => recovery::replay(&store, &indexes, text_seq, vector_seq, Some(&|j| ix.send(j)))?,
+            None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
+        }
         Ok(Engine {
             store,
             ids: IdGenerator::default(),
             dim: RwLock::new(dim),
+            indexes,
+            indexer,
         })
+    }
+
+    /// The analyser to use: the configured one (recording it, and dropping
+    /// a text index built with another), else the stored one, else English.
+    fn settle_analyzer(store: &Store, wanted: Option<&str>) -> Result<String> {
+        let stored = meta::get(&*store.reader()?, TEXT_ANALYZER)?;
+        let chosen = wanted
+            .map(str::to_owned)
+            .or_else(|| stored.clone())
+            .unwrap_or_else(|| DEFAULT_ANALYZER.to_owned());
+        crate::text::analyzer::build(&chosen)?;
+        if stored.as_deref() != Some(chosen.as_str()) && !store.is_read_only() {
+            if stored.is_some() {
+                let text_dir = store.dir().join(INDEX_DIR).join("text");
+                let _ = std::fs::remove_dir_all(text_dir);
+            }
+            store.write(|tx| meta::set(tx, TEXT_ANALYZER, &chosen))?;
+        }
+        Ok(chosen)
     }
 
     /// The data directory.
@@ -94,7 +182,75 @@ impl Engine {
         }
     }
 
+    /// Block until every write so far is in the indexes, committed and saved.
+    pub fn flush(&self) -> Result<()> {
+        self.indexer.as_ref().map_or(Ok(()), Indexer::flush)
+    }
+
+    /// Sizes and health of the derived indexes.
+    pub fn index_status(&self) -> IndexStatus {
+        let vectors = self.indexes.vectors();
+        IndexStatus {
+            documents: self.indexes.catalog.read().len(),
+            vectors: vectors.as_ref().map_or(0, |v| v.hnsw().len()),
+            vectors_pending: vectors.as_ref().map_or(0, |v| v.pending_len()),
+            vector_tombstones: vectors.as_ref().map_or(0, |v| v.hnsw().tombstones()),
+            dim: vectors.as_ref().map(|v| v.dim()),
+            text_documents: self.indexes.text.committed_len(),
+            text_pending: self.indexes.text.pending_len(),
+            last_error: self.indexer.as_ref().and_then(Indexer::last_error),
+        }
+    }
+
     fn new_id(&self, prefix: &str, now: i64) -> String {
         self.ids.next(prefix, (now / 1000) as u64)
+    }
+
+    /// Make a committed change searchable and queue it for the indexer.
+    /// Called by the write path inside `Store::write_then`.
+    fn publish(&self, seq: i64, change: &Change<'_>) {
+        self.indexes.publish(change);
+        let Some(indexer) = &self.indexer else { return };
+        match change {
+            Change::Upsert {
+                key,
+                prev,
+                text,
+                vector,
+                ..
+            } => {
+                if let Some(p) = prev {
+                    indexer.send(Job::Retire {
+                        seq,
+                        key: *p,
+                        to_text: true,
+                        to_vectors: true,
+                    });
+                }
+                indexer.send(Job::Add {
+                    seq,
+                    key: *key,
+                    text: Arc::from(*text),
+                    vector: vector.clone(),
+                    to_text: true,
+                    to_vectors: true,
+                });
+            }
+            Change::Retire { key } => indexer.send(Job::Retire {
+                seq,
+                key: *key,
+                to_text: true,
+                to_vectors: true,
+            }),
+            Change::Relabel { .. } => {}
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(indexer) = &self.indexer {
+            indexer.stop();
+        }
     }
 }

@@ -1,30 +1,40 @@
-//! Wiping a store: every record of every kind, and the embedding identity.
+//! Wiping a store: every record of every kind, the derived indexes and the
+//! embedding identity.
 
 use super::Engine;
 use crate::error::Result;
-use crate::store::meta;
+use crate::store::{meta, oplog};
 
 /// Tables holding records; emptied by a reset. Later schema versions append
 /// their record tables here.
 const RECORD_TABLES: &[&str] = &["memories"];
 
 impl Engine {
-    /// Delete every record in every namespace and forget the embedding model,
-    /// in one transaction. The op log is emptied too, but its sequence keeps
-    /// counting, so document keys are never reused.
+    /// Delete every record in every namespace, empty the indexes and forget
+    /// the embedding model, in one transaction. The op log is emptied too,
+    /// but its sequence keeps counting, so document keys are never reused.
     pub fn reset_all(&self) -> Result<()> {
-        self.store.write(|tx| {
-            for table in RECORD_TABLES {
-                tx.execute(&format!("DELETE FROM {table}"), [])?;
-            }
-            tx.execute("DELETE FROM oplog", [])?;
-            tx.execute(
-                "DELETE FROM meta WHERE key IN (?1, ?2)",
-                [meta::EMBEDDING_MODEL, meta::EMBEDDING_DIM],
-            )?;
-            Ok(())
-        })?;
-        *self.dim.write() = None;
-        Ok(())
+        self.store.write_then(
+            |tx| {
+                for table in RECORD_TABLES {
+                    tx.execute(&format!("DELETE FROM {table}"), [])?;
+                }
+                tx.execute("DELETE FROM oplog", [])?;
+                tx.execute(
+                    "DELETE FROM meta WHERE key IN (?1, ?2)",
+                    [meta::EMBEDDING_MODEL, meta::EMBEDDING_DIM],
+                )?;
+                oplog::last_seq(tx)
+            },
+            |seq| {
+                // Still under the writer lock, so no write slips in: finish
+                // queued index work first, or it would re-add old documents.
+                self.flush()?;
+                self.indexes.catalog.write().clear();
+                *self.dim.write() = None;
+                self.indexes.drop_vectors();
+                self.indexes.text.clear(seq)
+            },
+        )?
     }
 }

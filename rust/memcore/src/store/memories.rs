@@ -197,11 +197,63 @@ pub fn count(conn: &Connection, namespace: &str) -> Result<i64> {
         .query_row([namespace], |r| r.get(0))?)
 }
 
-/// The stored vector of a memory, if it has one.
-pub fn embedding(conn: &Connection, id: &str) -> Result<Option<Vec<f32>>> {
-    let blob: Option<Option<Vec<u8>>> = conn
-        .prepare_cached("SELECT embedding FROM memories WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?;
-    Ok(blob.flatten().map(|b| decode(&b)))
+/// Memories by document key (for search hits). Keys with no row (deleted
+/// since the search) are simply absent.
+pub fn by_doc_keys(conn: &Connection, keys: &[u64]) -> Result<Vec<(u64, Memory)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, doc_key FROM memories WHERE doc_key = ?1"
+    ))?;
+    let mut out = Vec::with_capacity(keys.len());
+    for &key in keys {
+        let row = stmt
+            .query_row([key as i64], |r| Ok((r.get::<_, i64>(21)? as u64, from_row(r)?)))
+            .optional()?;
+        out.extend(row);
+    }
+    Ok(out)
+}
+
+/// What the catalog needs about one memory.
+#[derive(Debug, Clone)]
+pub struct CatalogRow {
+    pub doc_key: u64,
+    pub namespace: String,
+    pub thread_id: Option<String>,
+    pub valid_from: Timestamp,
+    pub valid_until: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
+    pub superseded: bool,
+}
+
+/// Every memory's catalog facts, for rebuilding the catalog on open.
+pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT doc_key, namespace, thread_id, valid_from, valid_until, expires_at,
+                superseded_by IS NOT NULL
+         FROM memories",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        each(CatalogRow {
+            doc_key: r.get::<_, i64>(0)? as u64,
+            namespace: r.get(1)?,
+            thread_id: r.get(2)?,
+            valid_from: r.get(3)?,
+            valid_until: r.get(4)?,
+            expires_at: r.get(5)?,
+            superseded: r.get(6)?,
+        });
+    }
+    Ok(())
+}
+
+/// The indexed content of a memory: its current key, text and vector.
+pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<(u64, String, Option<Vec<f32>>)>> {
+    Ok(conn
+        .prepare_cached("SELECT doc_key, content, embedding FROM memories WHERE id = ?1")?
+        .query_row([id], |r| {
+            let blob: Option<Vec<u8>> = r.get(2)?;
+            Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, blob.map(|b| decode(&b))))
+        })
+        .optional()?)
 }

@@ -160,6 +160,21 @@ impl Store {
         Ok(value)
     }
 
+    /// Like [`Store::write`], then run `after` on the committed value while
+    /// still holding the writer lock, so in-memory state derived from writes
+    /// (the catalog, the index queue) changes in exactly the commit order.
+    pub fn write_then<T, U>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+        after: impl FnOnce(T) -> U,
+    ) -> Result<U> {
+        let mut conn = self.writer()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(after(value))
+    }
+
     /// The writer connection itself, for work that is not one transaction
     /// (maintenance such as `VACUUM` or `PRAGMA optimize`).
     pub fn writer(&self) -> Result<MutexGuard<'_, Connection>> {

@@ -1,0 +1,172 @@
+"""Search: vector, BM25, hybrid recall, and the supersede hints on store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from memcore._facade.base import FacadeBase, VectorLike, as_vector
+from memcore._time import TimeLike, optional_micros
+from memcore.errors import invalid
+from memcore.records import MemoryRecord, SearchHit
+
+#: Cosine similarity above which a stored memory is reported as possibly outdated.
+SIMILAR_THRESHOLD = 0.8
+#: At most this many similar memories are reported on store.
+SIMILAR_LIMIT = 5
+#: The fused-weights default (vector, BM25, PPR) of DESIGN section 3.
+DEFAULT_WEIGHTS = (0.40, 0.15, 0.45)
+
+FusionModeName = Literal["zscore", "rrf"]
+
+
+def action_for(new_id: str, similar: Sequence[MemoryRecord]) -> str | None:
+    """The exact call to make when a new memory may replace older ones."""
+    if not similar:
+        return None
+    first = similar[0].id
+    text = (
+        f'Call supersede_memory("{first}", "{new_id}") to mark the old memory as outdated'
+        " if the new one replaces it."
+    )
+    if len(similar) > 1:
+        others = ", ".join(m.id for m in similar[1:])
+        text += f" Also review {others}."
+    return text
+
+
+class SearchAPI(FacadeBase):
+    """Searches over memories."""
+
+    def _similar(self, new_id: str, namespace: str, vector: Any) -> list[MemoryRecord]:
+        rows = self._engine.similar_memories(
+            namespace,
+            vector,
+            exclude_id=new_id,
+            threshold=SIMILAR_THRESHOLD,
+            limit=SIMILAR_LIMIT,
+        )
+        return [MemoryRecord.from_core(raw) for raw, _ in rows]
+
+    def search(
+        self,
+        query: str | None = None,
+        limit: int = 10,
+        *,
+        vector: VectorLike | None = None,
+        thread_id: str | None = None,
+        as_of: TimeLike | None = None,
+        include_invalid: bool = False,
+        namespace: str | None = None,
+    ) -> list[SearchHit]:
+        """Semantic (vector) search over memories.
+
+        Args:
+            query: Natural-language query (embedded with the query prefix).
+            limit: 1-50 results.
+            vector: A precomputed query embedding instead of `query`.
+            thread_id: Only this thread's memories.
+            as_of: See the memories valid at that time.
+            include_invalid: Also return invalidated and superseded memories.
+            namespace: Override the instance's namespace.
+
+        Raises:
+            EmbeddingError: No embedding model, or it is not ready.
+        """
+        q = self._query_vector(query, vector)
+        rows = self._engine.search_vector(
+            self._ns(namespace),
+            q,
+            limit=limit,
+            thread_id=thread_id,
+            as_of=optional_micros(as_of, "as_of"),
+            valid_only=not include_invalid,
+        )
+        return [SearchHit.from_core(r, "vector") for r in rows]
+
+    def search_text(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        thread_id: str | None = None,
+        as_of: TimeLike | None = None,
+        include_invalid: bool = False,
+        namespace: str | None = None,
+    ) -> list[SearchHit]:
+        """Keyword (BM25) search over memories; works without an embedding model."""
+        rows = self._engine.search_text(
+            self._ns(namespace),
+            _query_text(query),
+            limit=limit,
+            thread_id=thread_id,
+            as_of=optional_micros(as_of, "as_of"),
+            valid_only=not include_invalid,
+        )
+        return [SearchHit.from_core(r, "bm25") for r in rows]
+
+    def recall(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        vector: VectorLike | None = None,
+        thread_id: str | None = None,
+        as_of: TimeLike | None = None,
+        include_invalid: bool = False,
+        weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+        mode: FusionModeName = "zscore",
+        namespace: str | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search: vector + BM25 (+ graph PPR), z-score fused.
+
+        Falls back to BM25 alone when no embedding model is configured or it
+        failed to load (it raises EmbeddingError only while still loading).
+
+        Args:
+            query: Natural-language query.
+            limit: 1-50 results.
+            vector: A precomputed query embedding.
+            weights: (vector, bm25, ppr) weights.
+            mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
+        """
+        text = _query_text(query)
+        q = as_vector(vector) if vector is not None else self._optional_query_vector(text)
+        rows = self._engine.recall(
+            self._ns(namespace),
+            text,
+            q,
+            limit=limit,
+            thread_id=thread_id,
+            as_of=optional_micros(as_of, "as_of"),
+            valid_only=not include_invalid,
+            weights=weights,
+            mode=mode,
+        )
+        return [SearchHit.from_core(r, "fused") for r in rows]
+
+    def search_memories(
+        self,
+        query: str,
+        limit: int = 5,
+        *,
+        vector: VectorLike | None = None,
+        namespace: str | None = None,
+    ) -> list[SearchHit]:
+        """The agent-facing search: hybrid, 1-20 results, superseded memories filtered."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
+            raise invalid("limit", f"limit must be an integer from 1 to 20, got {limit!r}.")
+        return self.recall(query, limit, vector=vector, namespace=namespace)
+
+    def _optional_query_vector(self, text: str) -> Any:
+        """The query embedding, or None when embeddings are off or failed."""
+        service = self._embeddings
+        if service is None or service.status == "error":
+            return None
+        return service.embed_query(text)
+
+
+def _query_text(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise invalid("query", "query must be a non-empty string.")
+    return query

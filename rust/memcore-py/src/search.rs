@@ -1,0 +1,279 @@
+//! Search operations on `Engine`: vector, BM25, hybrid recall, similar
+//! memories, plus index maintenance. Hits come back as memory dicts with a
+//! `scores` dict; embeddings never cross the boundary outward.
+
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use memcore::{FusionMode, Hit, Kind, KindSet, Memory, RecallOptions, Scores, SearchQuery, Weights};
+
+use crate::arrays::owned_vector;
+use crate::engine::PyEngine;
+use crate::errors::{BindError, BindResult};
+use crate::memories::valid_at;
+use crate::records::memory_dict;
+
+fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("vector", s.vector)?;
+    d.set_item("bm25", s.bm25)?;
+    d.set_item("ppr", s.ppr)?;
+    d.set_item("fused", s.fused)?;
+    Ok(d)
+}
+
+fn hit_dicts<'py>(py: Python<'py>, found: &[(Memory, Scores)]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    found
+        .iter()
+        .map(|(m, s)| {
+            let d = memory_dict(py, m)?;
+            d.set_item("scores", scores_dict(py, s)?)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+fn parse_kinds(kinds: Option<Vec<String>>) -> BindResult<KindSet> {
+    match kinds {
+        None => Ok(KindSet::only(Kind::Memory)),
+        Some(names) => {
+            let parsed = names
+                .iter()
+                .map(|n| Kind::parse(n))
+                .collect::<memcore::Result<Vec<Kind>>>()?;
+            Ok(KindSet::of(&parsed))
+        }
+    }
+}
+
+fn parse_mode(mode: &str) -> BindResult<FusionMode> {
+    match mode {
+        "zscore" => Ok(FusionMode::ZScore),
+        "rrf" => Ok(FusionMode::Rrf),
+        other => Err(BindError::Core(memcore::Error::invalid(
+            "mode",
+            format!("Unknown fusion mode '{other}'. Use 'zscore' or 'rrf'."),
+        ))),
+    }
+}
+
+/// The arguments every search takes, extracted before the GIL is released.
+struct Scope {
+    namespace: String,
+    kinds: KindSet,
+    thread_id: Option<String>,
+    as_of: Option<i64>,
+    valid_only: bool,
+    limit: usize,
+}
+
+impl Scope {
+    fn query(&self) -> SearchQuery<'_> {
+        SearchQuery {
+            namespace: &self.namespace,
+            kinds: self.kinds,
+            thread_id: self.thread_id.as_deref(),
+            scope: None,
+            tag: None,
+            valid: valid_at(self.as_of, self.valid_only),
+            limit: self.limit,
+        }
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    /// Nearest memories to `vector` by cosine similarity.
+    ///
+    /// Args:
+    ///     namespace: Where to search.
+    ///     vector: The query embedding (float32, 1-D).
+    ///     limit: 1-50.
+    ///     thread_id: Only this thread.
+    ///     as_of: Microseconds; what was valid then (else what is valid now).
+    ///     valid_only: False to include invalid and superseded records.
+    ///
+    /// Returns:
+    ///     Memory dicts with a `scores` dict, best first.
+    #[pyo3(signature = (namespace, vector, *, limit = 10, thread_id = None, as_of = None,
+        valid_only = true, kinds = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn search_vector<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        vector: PyReadonlyArray1<'py, f32>,
+        limit: usize,
+        thread_id: Option<String>,
+        as_of: Option<i64>,
+        valid_only: bool,
+        kinds: Option<Vec<String>>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let scope = Scope {
+            namespace,
+            kinds: parse_kinds(kinds)?,
+            thread_id,
+            as_of,
+            valid_only,
+            limit,
+        };
+        let q = owned_vector(Some(vector)).unwrap_or_default();
+        let found = py.detach(|| -> memcore::Result<_> {
+            let hits = engine.search_vector(&scope.query(), &q)?;
+            engine.memories_for(&hits)
+        })?;
+        Ok(hit_dicts(py, &found)?)
+    }
+
+    /// Best BM25 matches of `text` among memories.
+    #[pyo3(signature = (namespace, text, *, limit = 10, thread_id = None, as_of = None,
+        valid_only = true, kinds = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn search_text<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        text: &str,
+        limit: usize,
+        thread_id: Option<String>,
+        as_of: Option<i64>,
+        valid_only: bool,
+        kinds: Option<Vec<String>>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let scope = Scope {
+            namespace,
+            kinds: parse_kinds(kinds)?,
+            thread_id,
+            as_of,
+            valid_only,
+            limit,
+        };
+        let found = py.detach(|| -> memcore::Result<_> {
+            let hits = engine.search_text(&scope.query(), text)?;
+            engine.memories_for(&hits)
+        })?;
+        Ok(hit_dicts(py, &found)?)
+    }
+
+    /// Hybrid recall: vector + BM25 (+ PPR once the graph exists), z-score
+    /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`.
+    #[pyo3(signature = (namespace, text, vector = None, *, limit = 10, thread_id = None,
+        as_of = None, valid_only = true, kinds = None, weights = (0.40, 0.15, 0.45),
+        mode = "zscore"))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        text: &str,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+        limit: usize,
+        thread_id: Option<String>,
+        as_of: Option<i64>,
+        valid_only: bool,
+        kinds: Option<Vec<String>>,
+        weights: (f32, f32, f32),
+        mode: &str,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let scope = Scope {
+            namespace,
+            kinds: parse_kinds(kinds)?,
+            thread_id,
+            as_of,
+            valid_only,
+            limit,
+        };
+        let (vector_w, bm25, ppr) = weights;
+        for (name, w) in [("vector", vector_w), ("bm25", bm25), ("ppr", ppr)] {
+            if !w.is_finite() || w < 0.0 {
+                return Err(BindError::Core(memcore::Error::invalid(
+                    "weights",
+                    format!("weight {name} must be a non-negative number, got {w}."),
+                )));
+            }
+        }
+        let options = RecallOptions {
+            weights: Weights {
+                vector: vector_w,
+                bm25,
+                ppr,
+            },
+            mode: parse_mode(mode)?,
+        };
+        let q = owned_vector(vector);
+        let found = py.detach(|| -> memcore::Result<_> {
+            let hits: Vec<Hit> = engine.recall(&scope.query(), text, q.as_deref(), &options)?;
+            engine.memories_for(&hits)
+        })?;
+        Ok(hit_dicts(py, &found)?)
+    }
+
+    /// Valid memories at least `threshold` cosine-similar to `vector`.
+    ///
+    /// Returns:
+    ///     `(memory dict, cosine)` pairs, most similar first.
+    #[pyo3(signature = (namespace, vector, *, exclude_id = None, threshold = 0.8, limit = 5))]
+    fn similar_memories<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        vector: PyReadonlyArray1<'py, f32>,
+        exclude_id: Option<&str>,
+        threshold: f32,
+        limit: usize,
+    ) -> BindResult<Vec<(Bound<'py, PyDict>, f32)>> {
+        let engine = self.engine()?;
+        let q = owned_vector(Some(vector)).unwrap_or_default();
+        let found =
+            py.detach(|| engine.similar_memories(namespace, &q, exclude_id, threshold, limit))?;
+        Ok(found
+            .iter()
+            .map(|(m, s)| Ok((memory_dict(py, m)?, *s)))
+            .collect::<PyResult<_>>()?)
+    }
+
+    /// Block until every write so far is committed to the indexes and saved.
+    fn flush(&self, py: Python<'_>) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.flush())?)
+    }
+
+    /// Compact the indexes (HNSW rebuilt when tombstones exceed ~20% or
+    /// `force`; text segments merged). Returns what was done.
+    #[pyo3(signature = (force = false))]
+    fn compact<'py>(&self, py: Python<'py>, force: bool) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let report = py.detach(|| engine.compact(force))?;
+        let d = PyDict::new(py);
+        d.set_item("vectors_rebuilt", report.vectors_rebuilt)?;
+        d.set_item("tombstones_dropped", report.tombstones_dropped)?;
+        d.set_item("text_merged", report.text_merged)?;
+        Ok(d)
+    }
+
+    /// Drop both indexes and rebuild them from the store.
+    fn rebuild_indexes(&self, py: Python<'_>) -> BindResult<()> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.rebuild_indexes())?)
+    }
+
+    /// Sizes and health of the indexes.
+    fn index_status<'py>(&self, py: Python<'py>) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let s = py.detach(|| engine.index_status());
+        let d = PyDict::new(py);
+        d.set_item("documents", s.documents)?;
+        d.set_item("vectors", s.vectors)?;
+        d.set_item("vectors_pending", s.vectors_pending)?;
+        d.set_item("vector_tombstones", s.vector_tombstones)?;
+        d.set_item("dim", s.dim)?;
+        d.set_item("text_documents", s.text_documents)?;
+        d.set_item("text_pending", s.text_pending)?;
+        d.set_item("last_error", s.last_error)?;
+        Ok(d)
+    }
+}

@@ -1,0 +1,147 @@
+//! The derived search state shared by the write path, the read path and the
+//! background indexer: catalog, text index and (once the dimension is known)
+//! vector index.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::catalog::{Catalog, DocLabels};
+use crate::error::{Error, Result};
+use crate::text::TextIndex;
+use crate::vector::{HnswParams, SharedVector, VectorIndex};
+
+/// Folder of the derived indexes inside a data directory; deleting it is
+/// always safe: the next open rebuilds everything from the store.
+pub const INDEX_DIR: &str = "index";
+
+/// Catalog + text + vectors.
+#[derive(Debug)]
+pub struct Indexes {
+    pub catalog: RwLock<Catalog>,
+    pub text: TextIndex,
+    vectors: RwLock<Option<Arc<VectorIndex>>>,
+    vector_dir: PathBuf,
+    params: HnswParams,
+}
+
+/// A change to one searchable document, published by the write path after
+/// its transaction committed (and while it still holds the writer lock, so
+/// publications happen in op-log order).
+#[derive(Debug)]
+pub enum Change<'a> {
+    /// New content under `key`, replacing `prev` if any.
+    Upsert {
+        key: u64,
+        prev: Option<u64>,
+        labels: DocLabels<'a>,
+        text: &'a str,
+        vector: Option<SharedVector>,
+    },
+    /// The document is gone.
+    Retire { key: u64 },
+    /// Same content, new metadata (validity, thread, supersession).
+    Relabel { key: u64, labels: DocLabels<'a> },
+}
+
+impl Indexes {
+    /// Open the text index and, when `dim` is known, the vector index.
+    /// Returns the indexes and the op-log seqs they cover (text, vectors).
+    pub fn open(
+        dir: &Path,
+        analyzer: &str,
+        dim: Option<usize>,
+        params: HnswParams,
+        read_only: bool,
+    ) -> Result<(Self, i64, i64)> {
+        let root = dir.join(INDEX_DIR);
+        let (text, text_seq) = TextIndex::open(&root.join("text"), analyzer, read_only)?;
+        let vector_dir = root.join("vectors");
+        let (vectors, vector_seq) = match dim {
+            Some(d) => {
+                let (v, seq) = VectorIndex::open(&vector_dir, d, params)?;
+                (Some(Arc::new(v)), seq)
+            }
+            None => (None, 0),
+        };
+        let indexes = Indexes {
+            catalog: RwLock::new(Catalog::default()),
+            text,
+            vectors: RwLock::new(vectors),
+            vector_dir,
+            params,
+        };
+        Ok((indexes, text_seq, vector_seq))
+    }
+
+    /// The vector index, if the store has vectors.
+    pub fn vectors(&self) -> Option<Arc<VectorIndex>> {
+        self.vectors.read().clone()
+    }
+
+    /// The vector index for `dim`, created empty on the first vector.
+    pub fn vectors_for(&self, dim: usize) -> Result<Arc<VectorIndex>> {
+        if let Some(v) = self.vectors() {
+            if v.dim() == dim {
+                return Ok(v);
+            }
+        }
+        let mut slot = self.vectors.write();
+        match slot.as_ref() {
+            Some(v) if v.dim() == dim => Ok(v.clone()),
+            Some(v) => Err(Error::Index(format!(
+                "vector index holds {}d vectors, got {dim}d",
+                v.dim()
+            ))),
+            None => {
+                let _ = std::fs::remove_dir_all(&self.vector_dir);
+                let (v, _) = VectorIndex::open(&self.vector_dir, dim, self.params)?;
+                let v = Arc::new(v);
+                *slot = Some(v.clone());
+                Ok(v)
+            }
+        }
+    }
+
+    /// Drop the vector index entirely (after a reset, the next model may
+    /// have another dimension).
+    pub fn drop_vectors(&self) {
+        if let Some(v) = self.vectors.write().take() {
+            let _ = v.clear();
+        }
+        let _ = std::fs::remove_dir_all(&self.vector_dir);
+    }
+
+    /// Apply a change to the catalog and the pending buffers: searchable now.
+    pub fn publish(&self, change: &Change<'_>) {
+        match change {
+            Change::Upsert {
+                key,
+                prev,
+                labels,
+                text,
+                vector,
+            } => {
+                self.text.stage(*key, text);
+                if let (Some(v), Some(index)) = (vector, self.vectors()) {
+                    index.stage(*key, v.clone());
+                }
+                let mut catalog = self.catalog.write();
+                if let Some(p) = prev {
+                    catalog.remove(*p);
+                }
+                catalog.insert(*key, labels);
+                drop(catalog);
+                if let Some(p) = prev {
+                    self.text.unstage(*p);
+                }
+            }
+            Change::Retire { key } => {
+                self.catalog.write().remove(*key);
+                self.text.unstage(*key);
+            }
+            Change::Relabel { key, labels } => self.catalog.write().insert(*key, labels),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Opening the derived state: the catalog is rebuilt from the tables, and
+//! every op past an index's watermark is replayed from the op log into the
+//! pending buffers (searchable at once) and the indexer queue (which catches
+//! the indexes up in the background). So an open is quick even when an
+//! index folder was deleted, and nothing acknowledged is ever missing.
+
+use std::sync::Arc;
+
+use super::documents::{load_catalog, load_index_doc};
+use super::indexer::Job;
+use super::indexes::Indexes;
+use crate::error::Result;
+use crate::store::Store;
+use crate::store::oplog::{self, Action};
+
+/// Ops read from the log per query while replaying.
+const REPLAY_PAGE: usize = 4096;
+
+/// Rebuild the catalog from the store.
+pub fn rebuild_catalog(store: &Store, indexes: &Indexes) -> Result<()> {
+    let reader = store.reader()?;
+    let mut catalog = indexes.catalog.write();
+    catalog.clear();
+    load_catalog(&reader, &mut catalog)
+}
+
+/// Replay ops after the watermarks; `send` receives the indexer jobs (None
+/// for a read-only engine, which only fills the pending buffers).
+pub fn replay(
+    store: &Store,
+    indexes: &Indexes,
+    text_seq: i64,
+    vector_seq: i64,
+    send: Option<&dyn Fn(Job)>,
+) -> Result<()> {
+    let reader = store.reader()?;
+    let mut after = text_seq.min(vector_seq);
+    loop {
+        let ops = oplog::since(&reader, after, REPLAY_PAGE)?;
+        let Some(last) = ops.last() else { break };
+        after = last.seq;
+        for op in ops {
+            let to_text = op.seq > text_seq;
+            let to_vectors = op.seq > vector_seq;
+            if let Some(prev) = op.prev_key {
+                let prev = prev as u64;
+                if to_text {
+                    indexes.text.unstage(prev);
+                }
+                if let Some(job) = send {
+                    job(Job::Retire {
+                        seq: op.seq,
+                        key: prev,
+                        to_text,
+                        to_vectors,
+                    });
+                }
+            }
+            if op.action != Action::Upsert {
+                continue;
+            }
+            // Only the record's current version is indexed; an older upsert
+            // whose content was replaced later is skipped.
+            let Some(doc) = load_index_doc(&reader, op.kind, &op.record_id)? else {
+                continue;
+            };
+            if doc.key != op.seq as u64 {
+                continue;
+            }
+            let vector = match (&doc.vector, indexes.vectors()) {
+                (Some(v), Some(index)) if v.len() == index.dim() => {
+                    let shared: Arc<[f32]> = v.as_slice().into();
+                    if to_vectors {
+                        index.stage(doc.key, shared.clone());
+                    }
+                    Some(shared)
+                }
+                _ => None,
+            };
+            if to_text {
+                indexes.text.stage(doc.key, &doc.text);
+            }
+            if let Some(job) = send {
+                job(Job::Add {
+                    seq: op.seq,
+                    key: doc.key,
+                    text: doc.text.into(),
+                    vector,
+                    to_text,
+                    to_vectors,
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,279 @@
+//! The read path: vector search, BM25 search and hybrid recall, each
+//! filtered through the catalog inside the index traversal.
+
+use std::collections::HashMap;
+
+use super::Engine;
+use crate::catalog::{Catalog, Filter};
+use crate::error::{Error, Result};
+use crate::fusion::{FusionMode, Signals, Weights, fuse};
+use crate::kind::{Kind, KindSet};
+use crate::memory::{Memory, validate_namespace};
+use crate::store::memories as rows;
+use crate::temporal::{ValidAt, now_micros};
+
+/// At most this many results per query (DESIGN section 3).
+pub const MAX_RESULTS: usize = 50;
+/// Candidates each signal contributes to a recall pool.
+const RECALL_POOL: usize = 100;
+
+/// What to search among.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQuery<'a> {
+    pub namespace: &'a str,
+    pub kinds: KindSet,
+    pub thread_id: Option<&'a str>,
+    /// Kind-specific scope (project of code chunks, conversation of turns).
+    pub scope: Option<&'a str>,
+    /// Kind-specific tag (language of code chunks).
+    pub tag: Option<&'a str>,
+    pub valid: ValidAt,
+    pub limit: usize,
+}
+
+impl<'a> SearchQuery<'a> {
+    /// Currently valid memories of a namespace.
+    pub fn memories(namespace: &'a str, limit: usize) -> Self {
+        SearchQuery {
+            namespace,
+            kinds: KindSet::only(Kind::Memory),
+            thread_id: None,
+            scope: None,
+            tag: None,
+            valid: ValidAt::Now,
+            limit,
+        }
+    }
+}
+
+/// Per-signal scores of a hit; `fused` is what it was ranked by.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Scores {
+    pub vector: Option<f32>,
+    pub bm25: Option<f32>,
+    pub ppr: Option<f32>,
+    pub fused: f32,
+}
+
+/// One search result: a document key, its kind and its scores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub key: u64,
+    pub kind: Kind,
+    pub scores: Scores,
+}
+
+/// How `recall` fuses its signals.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecallOptions {
+    pub weights: Weights,
+    pub mode: FusionMode,
+}
+
+impl Engine {
+    /// The filter for `query`, or None when it can match nothing (an
+    /// unknown namespace, thread, scope or tag).
+    fn filter(catalog: &Catalog, query: &SearchQuery<'_>) -> Option<Filter> {
+        let sym = |name: Option<&str>| match name {
+            None => Some(None),
+            Some(n) => catalog.sym(n).map(Some),
+        };
+        Some(Filter {
+            namespace: catalog.sym(query.namespace)?,
+            kinds: query.kinds,
+            thread: sym(query.thread_id)?,
+            scope: sym(query.scope)?,
+            tag: sym(query.tag)?,
+            valid: query.valid,
+            now: now_micros(),
+        })
+    }
+
+    fn check_query(query: &SearchQuery<'_>) -> Result<()> {
+        validate_namespace(query.namespace)?;
+        if !(1..=MAX_RESULTS).contains(&query.limit) {
+            return Err(Error::invalid(
+                "limit",
+                format!("limit must be between 1 and {MAX_RESULTS}, got {}.", query.limit),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A query vector checked against the store's dimension and normalised.
+    fn query_vector(&self, vector: &[f32]) -> Result<Option<Vec<f32>>> {
+        let Some(dim) = *self.dim.read() else {
+            return Ok(None); // no vectors stored yet: nothing to find
+        };
+        if vector.len() != dim {
+            return Err(Error::invalid(
+                "vector",
+                format!(
+                    "The query vector has {} dimensions; this store holds {dim}-dimensional vectors.",
+                    vector.len()
+                ),
+            ));
+        }
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if !norm.is_finite() || norm == 0.0 {
+            return Err(Error::invalid(
+                "vector",
+                "The query vector is zero or not finite.",
+            ));
+        }
+        Ok(Some(vector.iter().map(|x| x / norm).collect()))
+    }
+
+    /// Nearest neighbours by cosine similarity.
+    pub fn search_vector(&self, query: &SearchQuery<'_>, vector: &[f32]) -> Result<Vec<Hit>> {
+        Self::check_query(query)?;
+        let Some(q) = self.query_vector(vector)? else {
+            return Ok(Vec::new());
+        };
+        self.vector_hits(query, &q, query.limit)
+    }
+
+    fn vector_hits(&self, query: &SearchQuery<'_>, q: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let Some(index) = self.indexes.vectors() else {
+            return Ok(Vec::new());
+        };
+        let catalog = self.indexes.catalog.read();
+        let Some(filter) = Self::filter(&catalog, query) else {
+            return Ok(Vec::new());
+        };
+        let found = index.search(q, k, &filter, &catalog)?;
+        Ok(hits(&catalog, found, |s| Scores {
+            vector: Some(s),
+            fused: s,
+            ..Scores::default()
+        }))
+    }
+
+    /// Best BM25 matches.
+    pub fn search_text(&self, query: &SearchQuery<'_>, text: &str) -> Result<Vec<Hit>> {
+        Self::check_query(query)?;
+        self.text_hits(query, text, query.limit)
+    }
+
+    fn text_hits(&self, query: &SearchQuery<'_>, text: &str, k: usize) -> Result<Vec<Hit>> {
+        let catalog = self.indexes.catalog.read();
+        let Some(filter) = Self::filter(&catalog, query) else {
+            return Ok(Vec::new());
+        };
+        let found = self
+            .indexes
+            .text
+            .search(text, k, |key| catalog.admits(key, &filter))?;
+        Ok(hits(&catalog, found, |s| Scores {
+            bm25: Some(s),
+            fused: s,
+            ..Scores::default()
+        }))
+    }
+
+    /// Hybrid recall: a pool of the best vector and BM25 candidates, every
+    /// candidate scored on every signal it can be (a text-only candidate
+    /// still gets its exact cosine), fused, best first.
+    pub fn recall(
+        &self,
+        query: &SearchQuery<'_>,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &RecallOptions,
+    ) -> Result<Vec<Hit>> {
+        Self::check_query(query)?;
+        let q = match vector {
+            Some(v) => self.query_vector(v)?,
+            None => None,
+        };
+        let pool = RECALL_POOL.max(query.limit);
+        let mut signals: HashMap<u64, (Kind, Signals)> = HashMap::new();
+        if let Some(q) = &q {
+            for h in self.vector_hits(query, q, pool)? {
+                signals.entry(h.key).or_insert((h.kind, Signals::default())).1.vector =
+                    h.scores.vector;
+            }
+        }
+        for h in self.text_hits(query, text, pool)? {
+            signals.entry(h.key).or_insert((h.kind, Signals::default())).1.bm25 = h.scores.bm25;
+        }
+        if let (Some(q), Some(index)) = (&q, self.indexes.vectors()) {
+            for (key, (_, s)) in &mut signals {
+                if s.vector.is_none() {
+                    s.vector = index.vector(*key).map(|v| crate::vector::dot(q, &v));
+                }
+            }
+        }
+        let keys: Vec<u64> = signals.keys().copied().collect();
+        let kinds: Vec<Kind> = keys.iter().map(|k| signals[k].0).collect();
+        let sigs: Vec<Signals> = keys.iter().map(|k| signals[k].1).collect();
+        let fused = fuse(&kinds, &sigs, options.weights, options.mode);
+        let mut out: Vec<Hit> = keys
+            .iter()
+            .zip(kinds)
+            .zip(sigs)
+            .zip(fused)
+            .map(|(((key, kind), s), f)| Hit {
+                key: *key,
+                kind,
+                scores: Scores {
+                    vector: s.vector,
+                    bm25: s.bm25,
+                    ppr: s.ppr,
+                    fused: f,
+                },
+            })
+            .collect();
+        out.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused).then(a.key.cmp(&b.key)));
+        out.truncate(query.limit);
+        Ok(out)
+    }
+
+    /// Valid memories of `namespace` at least `threshold` cosine-similar to
+    /// `vector`, most similar first, excluding `exclude_id`.
+    pub fn similar_memories(
+        &self,
+        namespace: &str,
+        vector: &[f32],
+        exclude_id: Option<&str>,
+        threshold: f32,
+        limit: usize,
+    ) -> Result<Vec<(Memory, f32)>> {
+        let query = SearchQuery::memories(namespace, (limit + 1).min(MAX_RESULTS));
+        let found = self.search_vector(&query, vector)?;
+        let mut out = self.memories_for(&found)?;
+        out.retain(|(m, s)| s.vector.unwrap_or(0.0) >= threshold && Some(m.id.as_str()) != exclude_id);
+        out.truncate(limit);
+        Ok(out.into_iter().map(|(m, s)| (m, s.vector.unwrap_or(0.0))).collect())
+    }
+
+    /// The memories behind memory hits, in hit order, with their scores.
+    /// Hits of other kinds and records deleted meanwhile are skipped.
+    pub fn memories_for(&self, found: &[Hit]) -> Result<Vec<(Memory, Scores)>> {
+        let keys: Vec<u64> = found
+            .iter()
+            .filter(|h| h.kind == Kind::Memory)
+            .map(|h| h.key)
+            .collect();
+        let mut rows: HashMap<u64, Memory> = rows::by_doc_keys(&*self.store.reader()?, &keys)?
+            .into_iter()
+            .collect();
+        Ok(found
+            .iter()
+            .filter_map(|h| rows.remove(&h.key).map(|m| (m, h.scores)))
+            .collect())
+    }
+}
+
+fn hits(catalog: &Catalog, found: Vec<(u64, f32)>, scores: impl Fn(f32) -> Scores) -> Vec<Hit> {
+    found
+        .into_iter()
+        .filter_map(|(key, s)| {
+            catalog.get(key).map(|meta| Hit {
+                key,
+                kind: meta.kind,
+                scores: scores(s),
+            })
+        })
+        .collect()
+}

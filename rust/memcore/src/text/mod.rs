@@ -1,0 +1,448 @@
+//! Full-text search: tantivy BM25 over committed segments plus the pending
+//! documents not committed yet, so a write is visible to the next search.
+//!
+//! The index stores only each document's key (u64, indexed for deletes and
+//! a fast field for lookups) and its analysed text. Namespace, kind, thread
+//! and validity stay in the catalog, which filters inside the scoring loop:
+//! metadata changes never rewrite index documents.
+
+pub mod analyzer;
+mod pending;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+
+use parking_lot::{Mutex, RwLock};
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::schema::{Field, INDEXED, IndexRecordOption, FAST, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use crate::error::{Error, Result};
+use analyzer::ANALYZER_NAME;
+use pending::PendingText;
+
+const KEY: &str = "key";
+const BODY: &str = "body";
+/// Writer heap: enough for large batches, small next to the vectors.
+const WRITER_HEAP_BYTES: usize = 32 * 1024 * 1024;
+
+fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
+    Error::Index(format!("text index: {context}: {e}"))
+}
+
+/// What searches read: the committed snapshot and the pending documents,
+/// swapped together so no document is missed or seen twice.
+struct TextState {
+    searcher: Searcher,
+    pending: PendingText,
+}
+
+/// The BM25 index.
+pub struct TextIndex {
+    index: Index,
+    key: Field,
+    body: Field,
+    analyzer: TextAnalyzer,
+    writer: Option<Mutex<IndexWriter>>,
+    reader: IndexReader,
+    state: RwLock<TextState>,
+}
+
+impl std::fmt::Debug for TextIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextIndex")
+            .field("docs", &self.state.read().searcher.num_docs())
+            .finish_non_exhaustive()
+    }
+}
+
+fn schema() -> (Schema, Field, Field) {
+    let mut builder = Schema::builder();
+    let key = builder.add_u64_field(KEY, INDEXED | FAST);
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(ANALYZER_NAME)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let body = builder.add_text_field(BODY, TextOptions::default().set_indexing_options(indexing));
+    (builder.build(), key, body)
+}
+
+impl TextIndex {
+    /// Open the index in `dir` (creating it when absent or unreadable) with
+    /// the named analyser; returns it and the op-log seq its last commit covers.
+    pub fn open(dir: &Path, analyzer_name: &str, read_only: bool) -> Result<(Self, i64)> {
+        let analyzer = analyzer::build(analyzer_name)?;
+        let (schema, key, body) = schema();
+        let index = match Index::open_in_dir(dir) {
+            Ok(index) if index.schema() == schema => index,
+            _ if read_only => {
+                return Err(Error::Index(format!(
+                    "text index at {} is missing; open the store for writing once to rebuild it",
+                    dir.display()
+                )));
+            }
+            _ => {
+                // Missing, damaged or of another layout: start over; the op log refills it.
+                let _ = std::fs::remove_dir_all(dir);
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                Index::create_in_dir(dir, schema).map_err(|e| tantivy_err("create", &e))?
+            }
+        };
+        index.tokenizers().register(ANALYZER_NAME, analyzer.clone());
+        let seq = committed_seq(&index);
+        let writer = if read_only {
+            None
+        } else {
+            let w = index
+                .writer_with_num_threads(1, WRITER_HEAP_BYTES)
+                .map_err(|e| tantivy_err("writer", &e))?;
+            Some(Mutex::new(w))
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| tantivy_err("reader", &e))?;
+        let state = RwLock::new(TextState {
+            searcher: reader.searcher(),
+            pending: PendingText::default(),
+        });
+        let text = TextIndex {
+            index,
+            key,
+            body,
+            analyzer,
+            writer,
+            reader,
+            state,
+        };
+        Ok((text, seq))
+    }
+
+    /// The analysed terms of `text`.
+    pub fn analyze(&self, text: &str) -> Vec<String> {
+        analyzer::terms(&mut self.analyzer.clone(), text)
+    }
+
+    /// Make a document searchable now (the write path).
+    pub fn stage(&self, key: u64, text: &str) {
+        let terms = self.analyze(text);
+        self.state.write().pending.insert(key, terms);
+    }
+
+    /// Forget a pending document (its key was retired before any commit).
+    pub fn unstage(&self, key: u64) {
+        self.state.write().pending.remove(key);
+    }
+
+    /// Documents pending a commit.
+    pub fn pending_len(&self) -> usize {
+        self.state.read().pending.len()
+    }
+
+    /// Committed documents (deleted ones excluded).
+    pub fn committed_len(&self) -> u64 {
+        self.state.read().searcher.num_docs()
+    }
+
+    fn writer(&self) -> Result<parking_lot::MutexGuard<'_, IndexWriter>> {
+        self.writer
+            .as_ref()
+            .map(Mutex::lock)
+            .ok_or_else(|| Error::Index("text index is read-only".into()))
+    }
+
+    /// Queue a document for the next commit (the indexer).
+    pub fn add(&self, key: u64, text: &str) -> Result<()> {
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(self.key, key);
+        doc.add_text(self.body, text);
+        self.writer()?
+            .add_document(doc)
+            .map_err(|e| tantivy_err("add", &e))?;
+        Ok(())
+    }
+
+    /// Queue the deletion of a key for the next commit (the indexer).
+    pub fn delete(&self, key: u64) -> Result<()> {
+        self.writer()?.delete_term(Term::from_field_u64(self.key, key));
+        Ok(())
+    }
+
+    /// Commit everything queued, record `seq` as covered, and swap the new
+    /// snapshot in while dropping the pending documents it now holds.
+    pub fn commit(&self, seq: i64) -> Result<()> {
+        {
+            let mut writer = self.writer()?;
+            let mut prepared = writer.prepare_commit().map_err(|e| tantivy_err("commit", &e))?;
+            prepared.set_payload(&seq.to_string());
+            prepared.commit().map_err(|e| tantivy_err("commit", &e))?;
+        }
+        self.reader.reload().map_err(|e| tantivy_err("reload", &e))?;
+        let searcher = self.reader.searcher();
+        let mut state = self.state.write();
+        state.searcher = searcher;
+        state.pending.drain_through(seq.max(0) as u64);
+        Ok(())
+    }
+
+    /// Merge all segments into one (maintenance).
+    pub fn merge_segments(&self) -> Result<()> {
+        let ids = self
+            .index
+            .searchable_segment_ids()
+            .map_err(|e| tantivy_err("segments", &e))?;
+        if ids.len() > 1 {
+            let mut writer = self.writer()?;
+            writer.merge(&ids).wait().map_err(|e| tantivy_err("merge", &e))?;
+        }
+        Ok(())
+    }
+
+    /// Delete every document (a reset); committed at once.
+    pub fn clear(&self, seq: i64) -> Result<()> {
+        self.writer()?
+            .delete_all_documents()
+            .map_err(|e| tantivy_err("clear", &e))?;
+        self.state.write().pending.clear();
+        self.commit(seq)
+    }
+
+    /// The `k` best BM25 matches of `query` among keys `admit` accepts, as
+    /// `(key, score)`, best first.
+    pub fn search(&self, query: &str, k: usize, admit: impl Fn(u64) -> bool) -> Result<Vec<(u64, f32)>> {
+        let mut terms = self.analyze(query);
+        terms.sort_unstable();
+        terms.dedup();
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let state = self.state.read();
+        let mut best = TopK::new(k);
+        self.search_committed(&state.searcher, &terms, &admit, &mut best)?;
+        search_pending(&state, self.body, &terms, &admit, &mut best)?;
+        Ok(best.into_sorted())
+    }
+
+    fn search_committed(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        admit: &impl Fn(u64) -> bool,
+        best: &mut TopK,
+    ) -> Result<()> {
+        if searcher.num_docs() == 0 {
+            return Ok(());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let term = Term::from_field_text(self.body, t);
+                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Should, q)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let weight = query
+            .weight(EnableScoring::enabled_from_searcher(searcher))
+            .map_err(|e| tantivy_err("query", &e))?;
+        for segment in searcher.segment_readers() {
+            let keys = segment
+                .fast_fields()
+                .u64(KEY)
+                .map_err(|e| tantivy_err("fast field", &e))?;
+            let alive = segment.alive_bitset();
+            let start_threshold = best.threshold();
+            let mut on_hit = |doc: u32, score: f32| {
+                let live = alive.is_none_or(|a| a.is_alive(doc));
+                if let (true, Some(key)) = (live, keys.first(doc)) {
+                    if admit(key) {
+                        best.push(key, score);
+                    }
+                }
+                best.threshold()
+            };
+            weight
+                .for_each_pruning(start_threshold, segment, &mut on_hit)
+                .map_err(|e| tantivy_err("search", &e))?;
+        }
+        Ok(())
+    }
+}
+
+/// BM25 over the pending documents with the statistics of committed and
+/// pending documents together, so a term seen only in pending text still
+/// gets a sensible idf and scores stay comparable with committed ones.
+fn search_pending(
+    state: &TextState,
+    body: Field,
+    terms: &[String],
+    admit: &impl Fn(u64) -> bool,
+    best: &mut TopK,
+) -> Result<()> {
+    let pending = &state.pending;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let searcher = &state.searcher;
+    let committed_docs = searcher.num_docs();
+    let mut committed_tokens = 0u64;
+    for segment in searcher.segment_readers() {
+        let inverted = segment
+            .inverted_index(body)
+            .map_err(|e| tantivy_err("stats", &e))?;
+        committed_tokens += inverted.total_num_tokens();
+    }
+    let total_docs = committed_docs + pending.len() as u64;
+    let avg_len = (committed_tokens + pending.total_tokens()) as f32 / total_docs.max(1) as f32;
+    let mut scores: HashMap<u64, f32> = HashMap::new();
+    for t in terms {
+        let committed_df = searcher
+            .doc_freq(&Term::from_field_text(body, t))
+            .map_err(|e| tantivy_err("stats", &e))?;
+        let df = committed_df + pending.doc_freq(t);
+        if pending.doc_freq(t) == 0 {
+            continue;
+        }
+        let weight = Bm25Weight::for_one_term_without_explain(df, total_docs, avg_len.max(1.0));
+        for (key, tf, len) in pending.postings(t) {
+            if admit(key) {
+                let norm_id = FieldNormReader::fieldnorm_to_id(len);
+                *scores.entry(key).or_default() += weight.score(norm_id, tf);
+            }
+        }
+    }
+    for (key, score) in scores {
+        best.push(key, score);
+    }
+    Ok(())
+}
+
+fn committed_seq(index: &Index) -> i64 {
+    index
+        .load_metas()
+        .ok()
+        .and_then(|m| m.payload)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A bounded min-heap of the best `(key, score)` pairs.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Reverse<(OrdF32, u64)>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF32(f32);
+impl Eq for OrdF32 {}
+impl PartialOrd for OrdF32 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdF32 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn push(&mut self, key: u64, score: f32) {
+        self.heap.push(Reverse((OrdF32(score), key)));
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    /// Scores at or below this cannot enter the top k.
+    fn threshold(&self) -> f32 {
+        if self.heap.len() < self.k {
+            0.0
+        } else {
+            self.heap.peek().map_or(0.0, |Reverse((s, _))| s.0)
+        }
+    }
+
+    fn into_sorted(self) -> Vec<(u64, f32)> {
+        let mut out: Vec<(u64, f32)> = self
+            .heap
+            .into_iter()
+            .map(|Reverse((s, key))| (key, s.0))
+            .collect();
+        out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(dir: &Path) -> TextIndex {
+        TextIndex::open(dir, "english", false).unwrap().0
+    }
+
+    #[test]
+    fn staged_documents_are_found_before_and_after_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        text.stage(1, "The user prefers TypeScript");
+        text.stage(2, "The weather is nice today");
+        let hits = text.search("typescript", 5, |_| true).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
+        text.add(1, "The user prefers TypeScript").unwrap();
+        text.add(2, "The weather is nice today").unwrap();
+        text.commit(2).unwrap();
+        assert_eq!(text.pending_len(), 0);
+        let hits = text.search("typescript", 5, |_| true).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
+        let filtered = text.search("typescript", 5, |k| k != 1).unwrap();
+        assert!(filtered.is_empty());
+    }
+
+    #[test]
+    fn commit_payload_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let text = open(dir.path());
+            text.add(7, "hello world").unwrap();
+            text.commit(7).unwrap();
+        }
+        let (text, seq) = TextIndex::open(dir.path(), "english", false).unwrap();
+        assert_eq!(seq, 7);
+        assert_eq!(text.search("hello", 3, |_| true).unwrap()[0].0, 7);
+    }
+
+    #[test]
+    fn pending_and_committed_scores_are_comparable() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        text.add(1, "alpha beta gamma").unwrap();
+        text.commit(1).unwrap();
+        text.stage(2, "alpha beta gamma");
+        let hits = text.search("alpha", 5, |_| true).unwrap();
+        assert_eq!(hits.len(), 2);
+        assert!((hits[0].1 - hits[1].1).abs() / hits[0].1 < 0.5, "{hits:?}");
+    }
+
+    #[test]
+    fn deleted_keys_disappear_after_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        text.add(1, "rust core").unwrap();
+        text.commit(1).unwrap();
+        text.delete(1).unwrap();
+        text.commit(2).unwrap();
+        assert!(text.search("rust", 3, |_| true).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,255 @@
+//! The HNSW graph (usearch) and its file on disk.
+//!
+//! Keys are document keys (op-log seqs): never reused, so a removed key is a
+//! plain tombstone and a replay can tell "already added" from "new". The file
+//! is saved atomically with a sidecar recording the highest op-log seq it
+//! covers; on open, everything after that seq is replayed from the store.
+
+use std::path::{Path, PathBuf};
+
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::error::{Error, Result};
+use crate::fsutil::{commit_file, temp_sibling, write_atomic};
+
+const INDEX_FILE: &str = "vectors.usearch";
+const SIDECAR_FILE: &str = "vectors.json";
+/// Concurrent callers usearch keeps search contexts for.
+const THREADS: usize = 16;
+
+/// Graph construction and search parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct HnswParams {
+    pub connectivity: usize,
+    pub expansion_add: usize,
+    pub expansion_search: usize,
+}
+
+impl Default for HnswParams {
+    fn default() -> Self {
+        HnswParams {
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 64,
+        }
+    }
+}
+
+/// What the sidecar records about the saved index file.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Sidecar {
+    seq: i64,
+    dim: usize,
+    size: usize,
+    tombstones: usize,
+}
+
+/// An HNSW index with its persistence state.
+pub struct Hnsw {
+    index: RwLock<Index>,
+    dir: PathBuf,
+    dim: usize,
+    params: HnswParams,
+    /// Removed keys still occupying slots (for the compaction decision).
+    tombstones: RwLock<usize>,
+}
+
+impl std::fmt::Debug for Hnsw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hnsw")
+            .field("dir", &self.dir)
+            .field("dim", &self.dim)
+            .field("size", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn usearch_err(context: &str, e: &impl std::fmt::Display) -> Error {
+    Error::Index(format!("vector index: {context}: {e}"))
+}
+
+fn new_index(dim: usize, params: HnswParams) -> Result<Index> {
+    let options = IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::F32,
+        connectivity: params.connectivity,
+        expansion_add: params.expansion_add,
+        expansion_search: params.expansion_search,
+        multi: false,
+    };
+    let index = Index::new(&options).map_err(|e| usearch_err("create", &e))?;
+    index
+        .reserve_capacity_and_threads(1024, THREADS)
+        .map_err(|e| usearch_err("reserve", &e))?;
+    Ok(index)
+}
+
+impl Hnsw {
+    /// Load the saved index in `dir`, or start empty. Returns the index and
+    /// the op-log seq it covers (0 when starting empty or when the files are
+    /// missing, damaged or of another dimension: the caller replays).
+    pub fn open(dir: &Path, dim: usize, params: HnswParams) -> Result<(Self, i64)> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let (index, sidecar) = match Self::load(dir, dim, params) {
+            Some(loaded) => loaded,
+            None => (new_index(dim, params)?, Sidecar::default()),
+        };
+        let hnsw = Hnsw {
+            index: RwLock::new(index),
+            dir: dir.to_path_buf(),
+            dim,
+            params,
+            tombstones: RwLock::new(sidecar.tombstones),
+        };
+        Ok((hnsw, sidecar.seq))
+    }
+
+    fn load(dir: &Path, dim: usize, params: HnswParams) -> Option<(Index, Sidecar)> {
+        let sidecar: Sidecar =
+            serde_json::from_slice(&std::fs::read(dir.join(SIDECAR_FILE)).ok()?).ok()?;
+        if sidecar.dim != dim {
+            return None;
+        }
+        let index = new_index(dim, params).ok()?;
+        index.load(dir.join(INDEX_FILE).to_str()?).ok()?;
+        if index.size() != sidecar.size {
+            return None;
+        }
+        let capacity = (index.size() * 2).max(1024);
+        index.reserve_capacity_and_threads(capacity, THREADS).ok()?;
+        index.change_expansion_search(params.expansion_search);
+        index.change_expansion_add(params.expansion_add);
+        Some((index, sidecar))
+    }
+
+    /// Vector dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Vectors present (tombstones excluded).
+    pub fn len(&self) -> usize {
+        self.index.read().size()
+    }
+
+    /// Whether the index holds no vectors.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Removed keys still occupying slots.
+    pub fn tombstones(&self) -> usize {
+        *self.tombstones.read()
+    }
+
+    /// Whether `key` is in the graph.
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.read().contains(key)
+    }
+
+    /// Make room for `extra` more vectors, growing capacity geometrically.
+    pub fn reserve_for(&self, extra: usize) -> Result<()> {
+        let needed = self.index.read().size() + extra;
+        if needed <= self.index.read().capacity() {
+            return Ok(());
+        }
+        let index = self.index.write();
+        let capacity = needed.max(index.capacity() * 2).max(1024);
+        index
+            .reserve_capacity_and_threads(capacity, THREADS)
+            .map_err(|e| usearch_err("reserve", &e))
+    }
+
+    /// Add one vector (call `reserve_for` first). A key already present is
+    /// left alone, so replays are idempotent.
+    pub fn add(&self, key: u64, vector: &[f32]) -> Result<()> {
+        let index = self.index.read();
+        if index.contains(key) {
+            return Ok(());
+        }
+        index
+            .add(key, vector)
+            .map_err(|e| usearch_err("add", &e))
+    }
+
+    /// Tombstone a key (a no-op when absent).
+    pub fn remove(&self, key: u64) -> Result<()> {
+        let removed = self
+            .index
+            .read()
+            .remove(key)
+            .map_err(|e| usearch_err("remove", &e))?;
+        if removed > 0 {
+            *self.tombstones.write() += removed;
+        }
+        Ok(())
+    }
+
+    /// Approximate nearest neighbours among keys `admit` accepts, as
+    /// `(key, cosine similarity)`, best first.
+    pub fn search(&self, query: &[f32], k: usize, admit: impl Fn(u64) -> bool) -> Result<Vec<(u64, f32)>> {
+        let index = self.index.read();
+        if index.size() == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = index
+            .filtered_search(query, k, admit)
+            .map_err(|e| usearch_err("search", &e))?;
+        Ok(matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, d)| (key, 1.0 - d))
+            .collect())
+    }
+
+    /// Copy the stored vector of `key` into `out`; false when absent.
+    pub fn get(&self, key: u64, out: &mut [f32]) -> bool {
+        matches!(self.index.read().get(key, out), Ok(n) if n > 0)
+    }
+
+    /// Save atomically, recording that everything up to `seq` is covered.
+    pub fn save(&self, seq: i64) -> Result<()> {
+        let path = self.dir.join(INDEX_FILE);
+        let tmp = temp_sibling(&path);
+        let index = self.index.read();
+        let tmp_str = tmp
+            .to_str()
+            .ok_or_else(|| Error::Index(format!("non-UTF-8 path {}", tmp.display())))?;
+        index.save(tmp_str).map_err(|e| usearch_err("save", &e))?;
+        commit_file(&tmp, &path)?;
+        let sidecar = Sidecar {
+            seq,
+            dim: self.dim,
+            size: index.size(),
+            tombstones: *self.tombstones.read(),
+        };
+        let bytes = serde_json::to_vec(&sidecar).map_err(|e| Error::Index(e.to_string()))?;
+        write_atomic(&self.dir.join(SIDECAR_FILE), &bytes)
+    }
+
+    /// Replace the graph with a fresh one holding exactly `vectors` (a
+    /// compaction: tombstones are dropped and the graph is rebuilt).
+    pub fn rebuild(&self, vectors: &[(u64, Vec<f32>)]) -> Result<()> {
+        let fresh = new_index(self.dim, self.params)?;
+        fresh
+            .reserve_capacity_and_threads((vectors.len() * 2).max(1024), THREADS)
+            .map_err(|e| usearch_err("reserve", &e))?;
+        for (key, v) in vectors {
+            fresh.add(*key, v).map_err(|e| usearch_err("add", &e))?;
+        }
+        *self.index.write() = fresh;
+        *self.tombstones.write() = 0;
+        Ok(())
+    }
+
+    /// Drop every vector (a reset).
+    pub fn clear(&self) -> Result<()> {
+        *self.index.write() = new_index(self.dim, self.params)?;
+        *self.tombstones.write() = 0;
+        Ok(())
+    }
+}

@@ -1,0 +1,167 @@
+//! Vector search: the HNSW graph plus the pending buffer of vectors written
+//! but not yet in the graph, searched together so a write is visible to the
+//! next search at once (read-your-writes).
+
+mod exact;
+mod hnsw;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::catalog::{Catalog, Filter};
+use crate::error::Result;
+pub use exact::{dot, top_k};
+pub use hnsw::{Hnsw, HnswParams};
+
+/// A normalised vector shared between the pending buffer and the indexer.
+pub type SharedVector = Arc<[f32]>;
+
+/// Below this many admissible documents, exact search beats a filtered graph walk.
+pub const EXACT_MAX: usize = 5000;
+
+/// HNSW + pending vectors.
+#[derive(Debug)]
+pub struct VectorIndex {
+    hnsw: Hnsw,
+    pending: RwLock<HashMap<u64, SharedVector>>,
+}
+
+impl VectorIndex {
+    /// Open the saved graph in `dir` (or an empty one); returns the op-log seq it covers.
+    pub fn open(dir: &Path, dim: usize, params: HnswParams) -> Result<(Self, i64)> {
+        let (hnsw, seq) = Hnsw::open(dir, dim, params)?;
+        let index = VectorIndex {
+            hnsw,
+            pending: RwLock::new(HashMap::new()),
+        };
+        Ok((index, seq))
+    }
+
+    /// Vector dimension.
+    pub fn dim(&self) -> usize {
+        self.hnsw.dim()
+    }
+
+    /// The graph itself (size, tombstones, saving).
+    pub fn hnsw(&self) -> &Hnsw {
+        &self.hnsw
+    }
+
+    /// Vectors written but not yet in the graph.
+    pub fn pending_len(&self) -> usize {
+        self.pending.read().len()
+    }
+
+    /// Make a new vector searchable now; the indexer moves it into the graph later.
+    pub fn stage(&self, key: u64, vector: SharedVector) {
+        self.pending.write().insert(key, vector);
+    }
+
+    /// Move staged vectors into the graph (on up to `threads` threads) and
+    /// tombstone retired keys. Vectors leave the pending buffer only after
+    /// they are in the graph, so no search misses them in between.
+    pub fn apply(&self, added: &[(u64, SharedVector)], retired: &[u64], threads: usize) -> Result<()> {
+        self.hnsw.reserve_for(added.len())?;
+        let threads = threads.clamp(1, 8);
+        if threads == 1 || added.len() < 64 {
+            for (key, v) in added {
+                self.hnsw.add(*key, v)?;
+            }
+        } else {
+            let chunk = added.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = added
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter().try_for_each(|(key, v)| self.hnsw.add(*key, v))
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .try_for_each(|w| w.join().expect("indexer worker panicked"))
+            })?;
+        }
+        for key in retired {
+            self.hnsw.remove(*key)?;
+        }
+        let mut pending = self.pending.write();
+        for (key, _) in added {
+            pending.remove(key);
+        }
+        for key in retired {
+            pending.remove(key);
+        }
+        Ok(())
+    }
+
+    /// The `k` nearest admitted documents as `(key, cosine)`, best first.
+    ///
+    /// Small admissible sets (a thread, a project, a rare kind) are searched
+    /// exactly, so selective filters still return `k` results; otherwise the
+    /// graph walk applies the filter at every step and the pending buffer is
+    /// scanned beside it.
+    pub fn search(&self, query: &[f32], k: usize, filter: &Filter, catalog: &Catalog) -> Result<Vec<(u64, f32)>> {
+        let admissible = catalog.estimate(filter);
+        if admissible == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        if admissible < EXACT_MAX || admissible.saturating_mul(50) < catalog.len() {
+            return Ok(self.exact(query, k, &catalog.candidates(filter), filter, catalog));
+        }
+        let mut hits = self
+            .hnsw
+            .search(query, k, |key| catalog.admits(key, filter))?;
+        {
+            let pending = self.pending.read();
+            for (key, v) in pending.iter() {
+                if catalog.admits(*key, filter) && !hits.iter().any(|(h, _)| h == key) {
+                    hits.push((*key, dot(query, v)));
+                }
+            }
+        }
+        if hits.len() < k.min(admissible) {
+            // The walk ran out of admitted neighbours (e.g. most are invalid).
+            return Ok(self.exact(query, k, &catalog.candidates(filter), filter, catalog));
+        }
+        Ok(top_k(hits, k))
+    }
+
+    /// Exact cosine over `candidates` (those the filter admits).
+    pub fn exact(&self, query: &[f32], k: usize, candidates: &[u64], filter: &Filter, catalog: &Catalog) -> Vec<(u64, f32)> {
+        let pending = self.pending.read();
+        let mut buf = vec![0.0f32; self.dim()];
+        let mut hits = Vec::with_capacity(candidates.len().min(4096));
+        for &key in candidates {
+            if !catalog.admits(key, filter) {
+                continue;
+            }
+            let score = match pending.get(&key) {
+                Some(v) => dot(query, v),
+                None if self.hnsw.get(key, &mut buf) => dot(query, &buf),
+                None => continue, // a text-only document
+            };
+            hits.push((key, score));
+        }
+        top_k(hits, k)
+    }
+
+    /// The stored vector of a key (pending or in the graph).
+    pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
+        if let Some(v) = self.pending.read().get(&key) {
+            return Some(v.to_vec());
+        }
+        let mut buf = vec![0.0f32; self.dim()];
+        self.hnsw.get(key, &mut buf).then_some(buf)
+    }
+
+    /// Drop everything (a reset).
+    pub fn clear(&self) -> Result<()> {
+        self.pending.write().clear();
+        self.hnsw.clear()
+    }
+}

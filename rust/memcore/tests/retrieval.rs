@@ -1,0 +1,179 @@
+//! Retrieval through the engine: read-your-writes, filters, recovery and
+//! rebuilds, on real SQLite, usearch and tantivy.
+
+use std::path::Path;
+
+use memcore::{Engine, EngineOptions, Kind, KindSet, MemoryPatch, NewMemory, SearchQuery, ValidAt};
+
+const DIM: usize = 16;
+
+fn vector(seed: u64) -> Vec<f32> {
+    // A cheap deterministic pseudo-random vector (splitmix64).
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+    (0..DIM)
+        .map(|_| {
+            x ^= x >> 30;
+            x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x ^= x >> 27;
+            ((x % 2000) as f32 / 1000.0) - 1.0
+        })
+        .collect()
+}
+
+fn open(dir: &Path) -> Engine {
+    Engine::open(dir, &EngineOptions::default()).unwrap()
+}
+
+fn store(engine: &Engine, text: &str, seed: u64) -> String {
+    engine
+        .store_memory(NewMemory {
+            embedding: Some(vector(seed)),
+            ..NewMemory::text(text)
+        })
+        .unwrap()
+        .id
+}
+
+fn top_id(engine: &Engine, hits: &[memcore::Hit]) -> Option<String> {
+    engine
+        .memories_for(hits)
+        .unwrap()
+        .first()
+        .map(|(m, _)| m.id.clone())
+}
+
+#[test]
+fn writes_are_searchable_immediately_and_after_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let id = store(&engine, "The user prefers TypeScript over JavaScript", 1);
+    for i in 2..50 {
+        store(&engine, &format!("filler memory number {i} about gardening"), i);
+    }
+    let q = SearchQuery::memories("default", 5);
+    for _ in 0..2 {
+        let by_vector = engine.search_vector(&q, &vector(1)).unwrap();
+        assert_eq!(top_id(&engine, &by_vector).as_deref(), Some(id.as_str()));
+        assert!((by_vector[0].scores.vector.unwrap() - 1.0).abs() < 1e-4);
+        let by_text = engine.search_text(&q, "typescript").unwrap();
+        assert_eq!(top_id(&engine, &by_text).as_deref(), Some(id.as_str()));
+        engine.flush().unwrap();
+    }
+    let status = engine.index_status();
+    assert_eq!(status.vectors, 49);
+    assert_eq!(status.vectors_pending, 0);
+    assert_eq!(status.text_pending, 0);
+}
+
+#[test]
+fn updates_deletes_and_invalidation_are_seen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let a = store(&engine, "alpha fact", 1);
+    let b = store(&engine, "beta fact", 2);
+    engine.flush().unwrap();
+    let q = SearchQuery::memories("default", 5);
+
+    engine
+        .update_memory(
+            "default",
+            &a,
+            MemoryPatch {
+                content: Some("gamma fact".into()),
+                embedding: Some(vector(3)),
+                ..MemoryPatch::default()
+            },
+        )
+        .unwrap();
+    assert!(engine.search_text(&q, "alpha").unwrap().is_empty());
+    assert_eq!(top_id(&engine, &engine.search_text(&q, "gamma").unwrap()), Some(a.clone()));
+    assert_eq!(top_id(&engine, &engine.search_vector(&q, &vector(3)).unwrap()), Some(a.clone()));
+
+    engine.invalidate("default", &b, None).unwrap();
+    assert!(engine.search_text(&q, "beta").unwrap().is_empty());
+    let history = SearchQuery {
+        valid: ValidAt::Any,
+        ..q
+    };
+    assert_eq!(top_id(&engine, &engine.search_text(&history, "beta").unwrap()), Some(b.clone()));
+
+    engine.delete_memory("default", &a).unwrap();
+    assert!(engine.search_text(&history, "gamma").unwrap().is_empty());
+    engine.flush().unwrap();
+    assert!(engine.search_text(&history, "gamma").unwrap().is_empty());
+}
+
+#[test]
+fn namespaces_kinds_and_threads_filter_inside_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    for i in 0..30 {
+        engine
+            .store_memory(NewMemory {
+                namespace: if i % 2 == 0 { "a".into() } else { "b".into() },
+                thread_id: (i % 3 == 0).then(|| "t1".into()),
+                embedding: Some(vector(i)),
+                ..NewMemory::text(format!("shared words {i}"))
+            })
+            .unwrap();
+    }
+    let q = SearchQuery {
+        namespace: "a",
+        thread_id: Some("t1"),
+        limit: 50,
+        ..SearchQuery::memories("a", 50)
+    };
+    let hits = engine.search_text(&q, "shared words").unwrap();
+    let found = engine.memories_for(&hits).unwrap();
+    assert_eq!(found.len(), 5, "i in 0,6,12,18,24");
+    assert!(found.iter().all(|(m, _)| m.namespace == "a" && m.thread_id.as_deref() == Some("t1")));
+    let by_vector = engine.search_vector(&q, &vector(7)).unwrap();
+    assert_eq!(by_vector.len(), 5, "exact fallback returns every admitted doc");
+    let other_kind = SearchQuery {
+        kinds: KindSet::only(Kind::CodeChunk),
+        ..q
+    };
+    assert!(engine.search_text(&other_kind, "shared").unwrap().is_empty());
+    let unknown = SearchQuery::memories("nope", 5);
+    assert!(engine.search_text(&unknown, "shared").unwrap().is_empty());
+}
+
+#[test]
+fn reopen_and_deleted_index_folders_rebuild_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = {
+        let engine = open(dir.path());
+        (0..40).map(|i| store(&engine, &format!("note {i} kiwi{i}"), i)).collect()
+    };
+    for round in 0..2 {
+        let engine = open(dir.path());
+        let q = SearchQuery::memories("default", 3);
+        for (i, id) in ids.iter().enumerate() {
+            let hits = engine.search_text(&q, &format!("kiwi{i}")).unwrap();
+            assert_eq!(top_id(&engine, &hits).as_ref(), Some(id), "round {round}");
+            let hits = engine.search_vector(&q, &vector(i as u64)).unwrap();
+            assert_eq!(top_id(&engine, &hits).as_ref(), Some(id), "round {round}");
+        }
+        drop(engine);
+        std::fs::remove_dir_all(dir.path().join(memcore::engine::INDEX_DIR)).unwrap();
+    }
+}
+
+#[test]
+fn rebuild_gives_the_same_results_as_incremental() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    for i in 0..60 {
+        store(&engine, &format!("topic {} item {i}", i % 7), i);
+    }
+    engine.flush().unwrap();
+    let q = SearchQuery::memories("default", 10);
+    let before_text = engine.search_text(&q, "topic 3").unwrap();
+    let before_vec = engine.search_vector(&q, &vector(5)).unwrap();
+    engine.rebuild_indexes().unwrap();
+    assert_eq!(engine.search_text(&q, "topic 3").unwrap(), before_text);
+    assert_eq!(engine.search_vector(&q, &vector(5)).unwrap(), before_vec);
+    let report = engine.compact(true).unwrap();
+    assert!(report.vectors_rebuilt);
+    assert_eq!(engine.search_vector(&q, &vector(5)).unwrap(), before_vec);
+}

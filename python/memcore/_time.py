@@ -3,11 +3,16 @@ Unix epoch (UTC); Python callers use aware datetimes or ISO 8601 strings."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 from memcore.errors import InvalidParameterError, invalid
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The span a datetime can represent: a stored time outside it could never be
+# read back (every listing that met it would fail), so it is refused on the way in.
+_MIN_MICROS = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
+_MAX_MICROS = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 
 TimeLike = datetime | str | int | float
 
@@ -18,12 +23,16 @@ def to_micros(value: TimeLike, field: str) -> int:
     Naive datetimes and strings without an offset are taken as UTC.
 
     Raises:
-        InvalidParameterError: The value is not a time (names the field).
+        InvalidParameterError: The value is not a time, or lies outside years
+            1-9999 (names the field).
     """
     if isinstance(value, bool):
         raise _bad(field, value)
     if isinstance(value, int | float):
-        return round(value * 1_000_000)
+        scaled = value * 1_000_000
+        if isinstance(scaled, float) and not math.isfinite(scaled):
+            raise _bad(field, value)
+        return _in_range(round(scaled), field, value)
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -34,8 +43,20 @@ def to_micros(value: TimeLike, field: str) -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
-        return (value - _EPOCH) // timedelta(microseconds=1)
+        try:
+            micros = (value - _EPOCH) // timedelta(microseconds=1)
+        except OverflowError:
+            raise _bad(field, value) from None
+        return _in_range(micros, field, value)
     raise _bad(field, value)
+
+
+def _in_range(micros: int, field: str, value: object) -> int:
+    if not _MIN_MICROS <= micros <= _MAX_MICROS:
+        raise invalid(
+            field, f"{field} is out of range: {value!r}. Use a time between years 1 and 9999."
+        )
+    return micros
 
 
 def optional_micros(value: TimeLike | None, field: str) -> int | None:

@@ -137,7 +137,7 @@ class Memory(FactsAPI):
         """Version, store state, counts and embedding status."""
         meta = self._engine.metadata()
         embedding: dict[str, Any] = (
-            self._embeddings.info()
+            dict(self._embeddings.info())
             if self._embeddings is not None
             else {"status": "disabled", "model": None, "dim": None, "error": None}
         )

@@ -35,7 +35,8 @@ class FacadeBase:
             return as_vector(vector)
         if self._embeddings is None:
             return None
-        return self._embeddings.embed_passages([text])[0]
+        row: Vector = self._embeddings.embed_passages([text])[0]
+        return row
 
     def _query_vector(self, query: str | None, vector: VectorLike | None) -> Vector:
         """The vector to search with: the one given, else the query's embedding."""

@@ -232,9 +232,7 @@ class FactsAPI(SearchAPI):
         self, limit: int = 10, *, thread_id: str | None = None, namespace: str | None = None
     ) -> list[MemoryRecord]:
         """The newest currently valid memories (superseded ones excluded)."""
-        return self.list_memories(
-            limit, thread_id=thread_id, valid_only=True, namespace=namespace
-        )
+        return self.list_memories(limit, thread_id=thread_id, valid_only=True, namespace=namespace)
 
     def get_valid(
         self,
@@ -286,9 +284,7 @@ class FactsAPI(SearchAPI):
             MemoryNotFoundError: Either id does not exist in the namespace.
             InvalidParameterError: Same id twice, or the old one is already superseded.
         """
-        old, new = self._engine.supersede_memory(
-            self._ns(namespace), old_memory_id, new_memory_id
-        )
+        old, new = self._engine.supersede_memory(self._ns(namespace), old_memory_id, new_memory_id)
         return SupersedeResult(
             success=True,
             message=f"Memory {old_memory_id} marked as superseded by {new_memory_id}",
@@ -305,4 +301,3 @@ def _count(field: str, value: int, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _MAX_COUNT:
         raise invalid(field, f"{field} must be an integer ≥ {minimum}, got {value!r}.")
     return value
-

@@ -13,5 +13,11 @@ pub fn owned_vector(array: Option<PyReadonlyArray1<'_, f32>>) -> Option<Vec<f32>
 
 /// Copy an optional 2-D float32 array into owned rows.
 pub fn owned_rows(array: Option<PyReadonlyArray2<'_, f32>>) -> Option<Vec<Vec<f32>>> {
-    array.map(|a| a.as_array().rows().into_iter().map(|r| r.to_vec()).collect())
+    array.map(|a| {
+        a.as_array()
+            .rows()
+            .into_iter()
+            .map(|r| r.to_vec())
+            .collect()
+    })
 }

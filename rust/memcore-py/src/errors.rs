@@ -8,17 +8,72 @@ use pyo3::types::PyDict;
 
 use crate::json::to_python;
 
-create_exception!(memcore, MemcoreError, PyException, "Base class of every memcore error.");
-create_exception!(memcore, NotFoundError, MemcoreError, "A record does not exist.");
-create_exception!(memcore, MemoryNotFoundError, NotFoundError, "A memory id does not exist.");
-create_exception!(memcore, InvalidParameterError, MemcoreError, "An argument is invalid.");
-create_exception!(memcore, ValidationFailedError, MemcoreError, "A request breaks a domain rule.");
-create_exception!(memcore, StorageError, MemcoreError, "The store could not be read or written.");
-create_exception!(memcore, EmbeddingError, MemcoreError, "Embeddings are unavailable or failed.");
-create_exception!(memcore, DimensionMismatchError, MemcoreError, "Stored vectors and model differ.");
-create_exception!(memcore, ResourceBusyError, MemcoreError, "The resource is held elsewhere.");
-create_exception!(memcore, UnauthorizedError, MemcoreError, "The caller is not authorised.");
-create_exception!(memcore, PayloadTooLargeError, MemcoreError, "A request exceeds a size limit.");
+create_exception!(
+    memcore,
+    MemcoreError,
+    PyException,
+    "Base class of every memcore error."
+);
+create_exception!(
+    memcore,
+    NotFoundError,
+    MemcoreError,
+    "A record does not exist."
+);
+create_exception!(
+    memcore,
+    MemoryNotFoundError,
+    NotFoundError,
+    "A memory id does not exist."
+);
+create_exception!(
+    memcore,
+    InvalidParameterError,
+    MemcoreError,
+    "An argument is invalid."
+);
+create_exception!(
+    memcore,
+    ValidationFailedError,
+    MemcoreError,
+    "A request breaks a domain rule."
+);
+create_exception!(
+    memcore,
+    StorageError,
+    MemcoreError,
+    "The store could not be read or written."
+);
+create_exception!(
+    memcore,
+    EmbeddingError,
+    MemcoreError,
+    "Embeddings are unavailable or failed."
+);
+create_exception!(
+    memcore,
+    DimensionMismatchError,
+    MemcoreError,
+    "Stored vectors and model differ."
+);
+create_exception!(
+    memcore,
+    ResourceBusyError,
+    MemcoreError,
+    "The resource is held elsewhere."
+);
+create_exception!(
+    memcore,
+    UnauthorizedError,
+    MemcoreError,
+    "The caller is not authorised."
+);
+create_exception!(
+    memcore,
+    PayloadTooLargeError,
+    MemcoreError,
+    "A request exceeds a size limit."
+);
 
 /// Set the `code` class attribute on every exception class.
 pub fn register_codes(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -31,7 +86,10 @@ pub fn register_codes(module: &Bound<'_, PyModule>) -> PyResult<()> {
         (py.get_type::<ValidationFailedError>(), "VALIDATION_FAILED"),
         (py.get_type::<StorageError>(), "STORAGE_ERROR"),
         (py.get_type::<EmbeddingError>(), "EMBEDDING_ERROR"),
-        (py.get_type::<DimensionMismatchError>(), "DIMENSION_MISMATCH"),
+        (
+            py.get_type::<DimensionMismatchError>(),
+            "DIMENSION_MISMATCH",
+        ),
         (py.get_type::<ResourceBusyError>(), "RESOURCE_BUSY"),
         (py.get_type::<UnauthorizedError>(), "UNAUTHORIZED"),
         (py.get_type::<PayloadTooLargeError>(), "PAYLOAD_TOO_LARGE"),

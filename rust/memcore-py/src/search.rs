@@ -6,7 +6,9 @@ use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use memcore::{FusionMode, Hit, Kind, KindSet, Memory, RecallOptions, Scores, SearchQuery, Weights};
+use memcore::{
+    FusionMode, Hit, Kind, KindSet, Memory, RecallOptions, Scores, SearchQuery, Weights,
+};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
@@ -23,7 +25,10 @@ fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>>
     Ok(d)
 }
 
-fn hit_dicts<'py>(py: Python<'py>, found: &[(Memory, Scores)]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+fn hit_dicts<'py>(
+    py: Python<'py>,
+    found: &[(Memory, Scores)],
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     found
         .iter()
         .map(|(m, s)| {

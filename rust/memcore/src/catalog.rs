@@ -217,8 +217,12 @@ impl Catalog {
     /// and the union of the kind sets (callers still apply `admits`).
     pub fn candidates(&self, filter: &Filter) -> Vec<u64> {
         let narrow = [
-            filter.thread.map(|t| self.by_thread.get(&(filter.namespace, t))),
-            filter.scope.map(|s| self.by_scope.get(&(filter.namespace, s))),
+            filter
+                .thread
+                .map(|t| self.by_thread.get(&(filter.namespace, t))),
+            filter
+                .scope
+                .map(|s| self.by_scope.get(&(filter.namespace, s))),
         ];
         let smallest = narrow
             .into_iter()

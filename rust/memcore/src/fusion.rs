@@ -74,7 +74,11 @@ pub fn fuse(kinds: &[Kind], signals: &[Signals], weights: Weights, mode: FusionM
 
 type Getter = fn(&Signals) -> Option<f32>;
 
-const SIGNALS: [Getter; 3] = [|s| s.vector, |s| s.bm25, |s| s.ppr.map(|p| (p + PPR_EPSILON).ln())];
+const SIGNALS: [Getter; 3] = [
+    |s| s.vector,
+    |s| s.bm25,
+    |s| s.ppr.map(|p| (p + PPR_EPSILON).ln()),
+];
 
 fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: Weights) -> Vec<f32> {
     let raw_weights = [weights.vector, weights.bm25, weights.ppr];
@@ -179,12 +183,20 @@ mod tests {
         let z_v = [0.4 / sd_v, 0.0, -0.4 / sd_v];
         let mean_b = 4.0;
         let sd_b = (((4.0f32).powi(2) + 2.0 * (2.0f32).powi(2)) / 3.0).sqrt();
-        let z_b = [(8.0 - mean_b) / sd_b, (2.0 - mean_b) / sd_b, (2.0 - mean_b) / sd_b];
+        let z_b = [
+            (8.0 - mean_b) / sd_b,
+            (2.0 - mean_b) / sd_b,
+            (2.0 - mean_b) / sd_b,
+        ];
         // PPR absent: 0.40 and 0.15 are scaled to sum to 1.0.
         let (wv, wb) = (0.40 / 0.55, 0.15 / 0.55);
         for i in 0..3 {
             let expected = wv * z_v[i] + wb * z_b[i];
-            assert!((fused[i] - expected).abs() < 1e-4, "{i}: {} vs {expected}", fused[i]);
+            assert!(
+                (fused[i] - expected).abs() < 1e-4,
+                "{i}: {} vs {expected}",
+                fused[i]
+            );
         }
     }
 

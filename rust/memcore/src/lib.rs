@@ -15,11 +15,11 @@ pub mod text;
 pub mod vector;
 
 pub use engine::{
-    CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions, Scores,
-    SearchQuery,
+    CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions,
+    Scores, SearchQuery,
 };
-pub use fusion::{FusionMode, Weights};
 pub use error::{Error, Result};
+pub use fusion::{FusionMode, Weights};
 pub use kind::{Kind, KindSet};
 pub use memory::{Memory, MemoryPatch, MemoryType, NewMemory, Source};
 pub use store::Durability;

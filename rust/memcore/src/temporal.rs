@@ -46,7 +46,12 @@ impl ValidAt {
 
     /// Whether a record with this validity interval is admitted.
     /// `valid_end` is the effective end: the earlier of `valid_until` and `expires_at`.
-    pub fn admits(self, valid_from: Timestamp, valid_end: Option<Timestamp>, now: Timestamp) -> bool {
+    pub fn admits(
+        self,
+        valid_from: Timestamp,
+        valid_end: Option<Timestamp>,
+        now: Timestamp,
+    ) -> bool {
         match self.instant(now) {
             None => true,
             Some(t) => valid_from <= t && valid_end.is_none_or(|end| t < end),
@@ -55,7 +60,10 @@ impl ValidAt {
 }
 
 /// The effective end of a validity interval: the earlier of the two bounds.
-pub fn effective_end(valid_until: Option<Timestamp>, expires_at: Option<Timestamp>) -> Option<Timestamp> {
+pub fn effective_end(
+    valid_until: Option<Timestamp>,
+    expires_at: Option<Timestamp>,
+) -> Option<Timestamp> {
     match (valid_until, expires_at) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -48,7 +48,11 @@ fn writes_are_searchable_immediately_and_after_flush() {
     let engine = open(dir.path());
     let id = store(&engine, "The user prefers TypeScript over JavaScript", 1);
     for i in 2..50 {
-        store(&engine, &format!("filler memory number {i} about gardening"), i);
+        store(
+            &engine,
+            &format!("filler memory number {i} about gardening"),
+            i,
+        );
     }
     let q = SearchQuery::memories("default", 5);
     for _ in 0..2 {
@@ -86,8 +90,14 @@ fn updates_deletes_and_invalidation_are_seen_at_once() {
         )
         .unwrap();
     assert!(engine.search_text(&q, "alpha").unwrap().is_empty());
-    assert_eq!(top_id(&engine, &engine.search_text(&q, "gamma").unwrap()), Some(a.clone()));
-    assert_eq!(top_id(&engine, &engine.search_vector(&q, &vector(3)).unwrap()), Some(a.clone()));
+    assert_eq!(
+        top_id(&engine, &engine.search_text(&q, "gamma").unwrap()),
+        Some(a.clone())
+    );
+    assert_eq!(
+        top_id(&engine, &engine.search_vector(&q, &vector(3)).unwrap()),
+        Some(a.clone())
+    );
 
     engine.invalidate("default", &b, None).unwrap();
     assert!(engine.search_text(&q, "beta").unwrap().is_empty());
@@ -95,7 +105,10 @@ fn updates_deletes_and_invalidation_are_seen_at_once() {
         valid: ValidAt::Any,
         ..q
     };
-    assert_eq!(top_id(&engine, &engine.search_text(&history, "beta").unwrap()), Some(b.clone()));
+    assert_eq!(
+        top_id(&engine, &engine.search_text(&history, "beta").unwrap()),
+        Some(b.clone())
+    );
 
     engine.delete_memory("default", &a).unwrap();
     assert!(engine.search_text(&history, "gamma").unwrap().is_empty());
@@ -126,14 +139,27 @@ fn namespaces_kinds_and_threads_filter_inside_the_search() {
     let hits = engine.search_text(&q, "shared words").unwrap();
     let found = engine.memories_for(&hits).unwrap();
     assert_eq!(found.len(), 5, "i in 0,6,12,18,24");
-    assert!(found.iter().all(|(m, _)| m.namespace == "a" && m.thread_id.as_deref() == Some("t1")));
+    assert!(
+        found
+            .iter()
+            .all(|(m, _)| m.namespace == "a" && m.thread_id.as_deref() == Some("t1"))
+    );
     let by_vector = engine.search_vector(&q, &vector(7)).unwrap();
-    assert_eq!(by_vector.len(), 5, "exact fallback returns every admitted doc");
+    assert_eq!(
+        by_vector.len(),
+        5,
+        "exact fallback returns every admitted doc"
+    );
     let other_kind = SearchQuery {
         kinds: KindSet::only(Kind::CodeChunk),
         ..q
     };
-    assert!(engine.search_text(&other_kind, "shared").unwrap().is_empty());
+    assert!(
+        engine
+            .search_text(&other_kind, "shared")
+            .unwrap()
+            .is_empty()
+    );
     let unknown = SearchQuery::memories("nope", 5);
     assert!(engine.search_text(&unknown, "shared").unwrap().is_empty());
 }
@@ -143,7 +169,9 @@ fn reopen_and_deleted_index_folders_rebuild_everything() {
     let dir = tempfile::tempdir().unwrap();
     let ids: Vec<String> = {
         let engine = open(dir.path());
-        (0..40).map(|i| store(&engine, &format!("note {i} kiwi{i}"), i)).collect()
+        (0..40)
+            .map(|i| store(&engine, &format!("note {i} kiwi{i}"), i))
+            .collect()
     };
     for round in 0..2 {
         let engine = open(dir.path());

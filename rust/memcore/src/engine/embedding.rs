@@ -37,7 +37,10 @@ impl Engine {
     /// store has none yet. Fails with `DIMENSION_MISMATCH` on any difference.
     pub fn check_embedding_identity(&self, model: &str, dim: usize) -> Result<()> {
         if dim == 0 {
-            return Err(Error::invalid("dim", "An embedding dimension must be at least 1."));
+            return Err(Error::invalid(
+                "dim",
+                "An embedding dimension must be at least 1.",
+            ));
         }
         match self.embedding_identity()? {
             Some(stored) if stored.dim != dim => Err(Error::DimensionMismatch {
@@ -77,7 +80,11 @@ impl Engine {
     /// Validate an incoming vector and return it L2-normalised (so a dot product
     /// is the cosine everywhere downstream). The first vector of a store without
     /// a recorded dimension fixes the dimension inside the caller's transaction.
-    pub(super) fn prepare_vector(&self, conn: &Connection, mut vector: Vec<f32>) -> Result<Vec<f32>> {
+    pub(super) fn prepare_vector(
+        &self,
+        conn: &Connection,
+        mut vector: Vec<f32>,
+    ) -> Result<Vec<f32>> {
         // Inside the writer's transaction: a dimension fixed by a concurrent
         // first write has committed by now even if `self.dim` lags behind.
         let expected = match *self.dim.read() {

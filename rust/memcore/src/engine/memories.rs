@@ -126,7 +126,13 @@ impl Engine {
     }
 
     /// Publish new content of a memory (after commit, under the writer lock).
-    fn publish_content(&self, key: i64, prev: Option<i64>, memory: &Memory, vector: Option<Vec<f32>>) {
+    fn publish_content(
+        &self,
+        key: i64,
+        prev: Option<i64>,
+        memory: &Memory,
+        vector: Option<Vec<f32>>,
+    ) {
         if let Some(v) = &vector {
             self.note_dim(v.len());
         }
@@ -207,8 +213,15 @@ impl Engine {
                         (seq, Some(vector))
                     }
                     None => {
-                        let seq =
-                            oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
+                        let seq = oplog::append(
+                            tx,
+                            now,
+                            Action::Meta,
+                            Kind::Memory,
+                            id,
+                            namespace,
+                            None,
+                        )?;
                         (seq, None)
                     }
                 };
@@ -231,8 +244,15 @@ impl Engine {
         self.store.write_then(
             |tx| {
                 let key = rows::delete(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-                let seq =
-                    oplog::append(tx, now, Action::Delete, Kind::Memory, id, namespace, Some(key))?;
+                let seq = oplog::append(
+                    tx,
+                    now,
+                    Action::Delete,
+                    Kind::Memory,
+                    id,
+                    namespace,
+                    Some(key),
+                )?;
                 Ok((seq, key))
             },
             |(seq, key)| self.publish(seq, &Change::Retire { key: key as u64 }),
@@ -258,7 +278,10 @@ impl Engine {
             |tx| {
                 let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
                 if m.valid_until.is_some_and(|until| until <= now) {
-                    let by = m.superseded_by.as_deref().map(|s| format!(" (superseded by {s})"));
+                    let by = m
+                        .superseded_by
+                        .as_deref()
+                        .map(|s| format!(" (superseded by {s})"));
                     return Err(Error::invalid(
                         "id",
                         format!(

@@ -25,11 +25,11 @@ use crate::vector::HnswParams;
 
 pub use embedding::EmbeddingIdentity;
 pub use indexer::CompactReport;
+use indexer::{Indexer, Job};
 pub use indexes::INDEX_DIR;
+use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
-use indexer::{Indexer, Job};
-use indexes::{Change, Indexes};
 
 /// Metadata key: the text analyser the BM25 index was built with.
 const TEXT_ANALYZER: &str = "text_analyzer";
@@ -118,7 +118,13 @@ impl Engine {
             Indexer::start(indexes.clone(), text_seq, vector_seq, threads)
         });
         match &indexer {
-            Some(ix) => recovery::replay(&store, &indexes, text_seq, vector_seq, Some(&|j| ix.send(j)))?,
+            Some(ix) => recovery::replay(
+                &store,
+                &indexes,
+                text_seq,
+                vector_seq,
+                Some(&|j| ix.send(j)),
+            )?,
             None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
         }
         Ok(Engine {

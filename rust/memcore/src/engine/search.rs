@@ -94,7 +94,10 @@ impl Engine {
         if !(1..=MAX_RESULTS).contains(&query.limit) {
             return Err(Error::invalid(
                 "limit",
-                format!("limit must be between 1 and {MAX_RESULTS}, got {}.", query.limit),
+                format!(
+                    "limit must be between 1 and {MAX_RESULTS}, got {}.",
+                    query.limit
+                ),
             ));
         }
         Ok(())
@@ -190,12 +193,19 @@ impl Engine {
         let mut signals: HashMap<u64, (Kind, Signals)> = HashMap::new();
         if let Some(q) = &q {
             for h in self.vector_hits(query, q, pool)? {
-                signals.entry(h.key).or_insert((h.kind, Signals::default())).1.vector =
-                    h.scores.vector;
+                signals
+                    .entry(h.key)
+                    .or_insert((h.kind, Signals::default()))
+                    .1
+                    .vector = h.scores.vector;
             }
         }
         for h in self.text_hits(query, text, pool)? {
-            signals.entry(h.key).or_insert((h.kind, Signals::default())).1.bm25 = h.scores.bm25;
+            signals
+                .entry(h.key)
+                .or_insert((h.kind, Signals::default()))
+                .1
+                .bm25 = h.scores.bm25;
         }
         if let (Some(q), Some(index)) = (&q, self.indexes.vectors()) {
             for (key, (_, s)) in &mut signals {
@@ -224,7 +234,12 @@ impl Engine {
                 },
             })
             .collect();
-        out.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused).then(a.key.cmp(&b.key)));
+        out.sort_by(|a, b| {
+            b.scores
+                .fused
+                .total_cmp(&a.scores.fused)
+                .then(a.key.cmp(&b.key))
+        });
         out.truncate(query.limit);
         Ok(out)
     }
@@ -242,9 +257,14 @@ impl Engine {
         let query = SearchQuery::memories(namespace, (limit + 1).min(MAX_RESULTS));
         let found = self.search_vector(&query, vector)?;
         let mut out = self.memories_for(&found)?;
-        out.retain(|(m, s)| s.vector.unwrap_or(0.0) >= threshold && Some(m.id.as_str()) != exclude_id);
+        out.retain(|(m, s)| {
+            s.vector.unwrap_or(0.0) >= threshold && Some(m.id.as_str()) != exclude_id
+        });
         out.truncate(limit);
-        Ok(out.into_iter().map(|(m, s)| (m, s.vector.unwrap_or(0.0))).collect())
+        Ok(out
+            .into_iter()
+            .map(|(m, s)| (m, s.vector.unwrap_or(0.0)))
+            .collect())
     }
 
     /// The memories behind memory hits, in hit order, with their scores.

@@ -51,7 +51,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
 }
 
 /// Insert a new row.
-pub fn insert(conn: &Connection, m: &Memory, doc_key: i64, embedding: Option<&[f32]>) -> Result<()> {
+pub fn insert(
+    conn: &Connection,
+    m: &Memory,
+    doc_key: i64,
+    embedding: Option<&[f32]>,
+) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO memories({COLUMNS}, doc_key, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
@@ -166,7 +171,12 @@ pub fn touch(conn: &Connection, id: &str, at: Timestamp) -> Result<()> {
 }
 
 /// Memories of a namespace, newest first (by creation, then id).
-pub fn list(conn: &Connection, namespace: &str, q: &ListQuery, now: Timestamp) -> Result<Vec<Memory>> {
+pub fn list(
+    conn: &Connection,
+    namespace: &str,
+    q: &ListQuery,
+    now: Timestamp,
+) -> Result<Vec<Memory>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM memories
          WHERE namespace = ?1
@@ -206,7 +216,9 @@ pub fn by_doc_keys(conn: &Connection, keys: &[u64]) -> Result<Vec<(u64, Memory)>
     let mut out = Vec::with_capacity(keys.len());
     for &key in keys {
         let row = stmt
-            .query_row([key as i64], |r| Ok((r.get::<_, i64>(21)? as u64, from_row(r)?)))
+            .query_row([key as i64], |r| {
+                Ok((r.get::<_, i64>(21)? as u64, from_row(r)?))
+            })
             .optional()?;
         out.extend(row);
     }
@@ -253,7 +265,11 @@ pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<(u64, String, Opt
         .prepare_cached("SELECT doc_key, content, embedding FROM memories WHERE id = ?1")?
         .query_row([id], |r| {
             let blob: Option<Vec<u8>> = r.get(2)?;
-            Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, blob.map(|b| decode(&b))))
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get(1)?,
+                blob.map(|b| decode(&b)),
+            ))
         })
         .optional()?)
 }

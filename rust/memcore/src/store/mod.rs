@@ -21,8 +21,8 @@ mod lock;
 pub mod memories;
 pub mod meta;
 pub mod oplog;
-pub mod vectors;
 mod schema;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 
@@ -73,7 +73,9 @@ pub struct Reader<'a> {
 impl std::ops::Deref for Reader<'_> {
     type Target = Connection;
     fn deref(&self) -> &Connection {
-        self.conn.as_ref().expect("reader connection present until drop")
+        self.conn
+            .as_ref()
+            .expect("reader connection present until drop")
     }
 }
 
@@ -308,7 +310,10 @@ mod tests {
             .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 1);
-        assert_eq!(reader.write(|_| Ok(())).unwrap_err().code(), "STORAGE_ERROR");
+        assert_eq!(
+            reader.write(|_| Ok(())).unwrap_err().code(),
+            "STORAGE_ERROR"
+        );
     }
 
     #[test]

@@ -58,7 +58,14 @@ pub fn append(
         "INSERT INTO oplog(at, action, kind, record_id, namespace, prev_key)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![at, action as i64, kind as i64, record_id, namespace, prev_key])?;
+    .execute(params![
+        at,
+        action as i64,
+        kind as i64,
+        record_id,
+        namespace,
+        prev_key
+    ])?;
     Ok(conn.last_insert_rowid())
 }
 

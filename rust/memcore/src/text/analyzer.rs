@@ -116,7 +116,10 @@ fn tokenize(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut position = 0;
     let mut word_start: Option<usize> = None;
-    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
         match (c.is_alphanumeric(), word_start) {
             (true, None) => word_start = Some(i),
             (false, Some(start)) => {

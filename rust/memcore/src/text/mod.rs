@@ -16,7 +16,9 @@ use std::path::Path;
 use parking_lot::{Mutex, RwLock};
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
-use tantivy::schema::{Field, INDEXED, IndexRecordOption, FAST, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
+};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -167,7 +169,8 @@ impl TextIndex {
 
     /// Queue the deletion of a key for the next commit (the indexer).
     pub fn delete(&self, key: u64) -> Result<()> {
-        self.writer()?.delete_term(Term::from_field_u64(self.key, key));
+        self.writer()?
+            .delete_term(Term::from_field_u64(self.key, key));
         Ok(())
     }
 
@@ -176,11 +179,15 @@ impl TextIndex {
     pub fn commit(&self, seq: i64) -> Result<()> {
         {
             let mut writer = self.writer()?;
-            let mut prepared = writer.prepare_commit().map_err(|e| tantivy_err("commit", &e))?;
+            let mut prepared = writer
+                .prepare_commit()
+                .map_err(|e| tantivy_err("commit", &e))?;
             prepared.set_payload(&seq.to_string());
             prepared.commit().map_err(|e| tantivy_err("commit", &e))?;
         }
-        self.reader.reload().map_err(|e| tantivy_err("reload", &e))?;
+        self.reader
+            .reload()
+            .map_err(|e| tantivy_err("reload", &e))?;
         let searcher = self.reader.searcher();
         let mut state = self.state.write();
         state.searcher = searcher;
@@ -196,7 +203,10 @@ impl TextIndex {
             .map_err(|e| tantivy_err("segments", &e))?;
         if ids.len() > 1 {
             let mut writer = self.writer()?;
-            writer.merge(&ids).wait().map_err(|e| tantivy_err("merge", &e))?;
+            writer
+                .merge(&ids)
+                .wait()
+                .map_err(|e| tantivy_err("merge", &e))?;
         }
         Ok(())
     }
@@ -212,7 +222,12 @@ impl TextIndex {
 
     /// The `k` best BM25 matches of `query` among keys `admit` accepts, as
     /// `(key, score)`, best first.
-    pub fn search(&self, query: &str, k: usize, admit: impl Fn(u64) -> bool) -> Result<Vec<(u64, f32)>> {
+    pub fn search(
+        &self,
+        query: &str,
+        k: usize,
+        admit: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
         let mut terms = self.analyze(query);
         terms.sort_unstable();
         terms.dedup();
@@ -240,7 +255,8 @@ impl TextIndex {
             .iter()
             .map(|t| {
                 let term = Term::from_field_text(self.body, t);
-                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
                 (Occur::Should, q)
             })
             .collect();

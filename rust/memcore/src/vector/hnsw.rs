@@ -170,9 +170,7 @@ impl Hnsw {
         if index.contains(key) {
             return Ok(());
         }
-        index
-            .add(key, vector)
-            .map_err(|e| usearch_err("add", &e))
+        index.add(key, vector).map_err(|e| usearch_err("add", &e))
     }
 
     /// Tombstone a key (a no-op when absent).
@@ -190,7 +188,12 @@ impl Hnsw {
 
     /// Approximate nearest neighbours among keys `admit` accepts, as
     /// `(key, cosine similarity)`, best first.
-    pub fn search(&self, query: &[f32], k: usize, admit: impl Fn(u64) -> bool) -> Result<Vec<(u64, f32)>> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        admit: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
         let index = self.index.read();
         if index.size() == 0 || k == 0 {
             return Ok(Vec::new());

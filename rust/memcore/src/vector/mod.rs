@@ -63,7 +63,12 @@ impl VectorIndex {
     /// Move staged vectors into the graph (on up to `threads` threads) and
     /// tombstone retired keys. Vectors leave the pending buffer only after
     /// they are in the graph, so no search misses them in between.
-    pub fn apply(&self, added: &[(u64, SharedVector)], retired: &[u64], threads: usize) -> Result<()> {
+    pub fn apply(
+        &self,
+        added: &[(u64, SharedVector)],
+        retired: &[u64],
+        threads: usize,
+    ) -> Result<()> {
         self.hnsw.reserve_for(added.len())?;
         let threads = threads.clamp(1, 8);
         if threads == 1 || added.len() < 64 {
@@ -105,7 +110,13 @@ impl VectorIndex {
     /// exactly, so selective filters still return `k` results; otherwise the
     /// graph walk applies the filter at every step and the pending buffer is
     /// scanned beside it.
-    pub fn search(&self, query: &[f32], k: usize, filter: &Filter, catalog: &Catalog) -> Result<Vec<(u64, f32)>> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+        catalog: &Catalog,
+    ) -> Result<Vec<(u64, f32)>> {
         let admissible = catalog.estimate(filter);
         if admissible == 0 || k == 0 {
             return Ok(Vec::new());
@@ -132,7 +143,14 @@ impl VectorIndex {
     }
 
     /// Exact cosine over `candidates` (those the filter admits).
-    pub fn exact(&self, query: &[f32], k: usize, candidates: &[u64], filter: &Filter, catalog: &Catalog) -> Vec<(u64, f32)> {
+    pub fn exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: &[u64],
+        filter: &Filter,
+        catalog: &Catalog,
+    ) -> Vec<(u64, f32)> {
         let pending = self.pending.read();
         let mut buf = vec![0.0f32; self.dim()];
         let mut hits = Vec::with_capacity(candidates.len().min(4096));

@@ -1,0 +1,53 @@
+"""Shared fixtures: a fresh data directory per test, and the real test models
+from ../shared/models (tests that need one skip with a reason when absent)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import memcore
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+MODELS = SHARED / "models"
+MINILM_DIR = MODELS / "all-MiniLM-L6-v2-int8"
+POTION_DIR = MODELS / "potion-base-8M"
+
+
+def require_model(folder: Path) -> Path:
+    """Skip the calling test when a shared test model is missing."""
+    if not (folder / "model.onnx").is_file():
+        pytest.skip(f"test model not found at {folder}")
+    return folder
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """An empty data directory for one test."""
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def mem(data_dir: Path) -> Iterator[memcore.Memory]:
+    """A text-only Memory (no embedding model) on a fresh directory; vectors
+    can still be passed explicitly."""
+    with memcore.Memory(data_dir, model=None) as m:
+        yield m
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the real ~/.local/share/memcore from a test."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.delenv("MEMCORE_DATA_DIR", raising=False)
+
+
+def unit(seed: int, dim: int = 8) -> npt.NDArray[np.float32]:
+    """A deterministic random unit vector."""
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)

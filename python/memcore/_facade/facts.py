@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import numpy as np
 
 from memcore._facade.base import VectorLike
 from memcore._facade.search import SearchAPI, action_for
@@ -120,6 +123,53 @@ class FactsAPI(SearchAPI):
         return StoreResult(
             created=created, similar=similar, action_required=action_for(created.id, similar)
         )
+
+    def store_memories(
+        self,
+        contents: Sequence[str],
+        *,
+        vectors: VectorLike | None = None,
+        memory_type: str = "semantic",
+        source: str = "extracted",
+        confidence: float = 1.0,
+        importance: float = 0.5,
+        metadatas: Sequence[Any] | None = None,
+        thread_ids: Sequence[str | None] | None = None,
+        user_id: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Bulk ingest: store many memories in one transaction (all or nothing).
+
+        Much faster than calling `store_memory` in a loop; no similar-memory
+        check is made. Contents are embedded in adaptive batches unless
+        `vectors` (one row per content) is given.
+
+        Raises:
+            InvalidParameterError: A value is invalid (the message names its index).
+        """
+        texts = list(contents)
+        if not all(isinstance(t, str) for t in texts):
+            raise invalid("contents", "contents must be a sequence of strings.")
+        matrix = None
+        if vectors is not None:
+            matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+            if matrix.ndim != 2:
+                raise invalid("vectors", f"vectors must be 2-D, got shape {matrix.shape}.")
+        elif self._embeddings is not None and texts:
+            matrix = self._embeddings.embed_passages(texts)
+        raw = self._engine.store_memories(
+            self._ns(namespace),
+            texts,
+            vectors=matrix,
+            memory_type=memory_type,
+            source=source,
+            confidence=_number("confidence", confidence),
+            importance=_number("importance", importance),
+            metadatas=None if metadatas is None else [_metadata_json(m) for m in metadatas],
+            thread_ids=None if thread_ids is None else list(thread_ids),
+            user_id=user_id,
+        )
+        return [MemoryRecord.from_core(r) for r in raw]
 
     def get_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryRecord:
         """One memory by id.

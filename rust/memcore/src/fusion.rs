@@ -22,8 +22,10 @@ use crate::kind::Kind;
 const MIN_SPREAD: f32 = 1e-6;
 /// z-score clip.
 const CLIP: f32 = 3.0;
-/// Floor added before taking the log of PPR mass.
-const PPR_EPSILON: f32 = 1e-9;
+/// Floor added before taking the log of PPR mass: about the precision of
+/// the push, so "no mass" sits a few log-units below the weakest real link
+/// instead of dominating the spread.
+const PPR_EPSILON: f32 = 1e-4;
 /// The RRF constant.
 pub const RRF_K: f32 = 60.0;
 
@@ -169,12 +171,12 @@ mod tests {
 
     #[test]
     fn zscore_by_hand() {
-        // vector values 0.9, 0.5, 0.1: mean 0.5, sd 0.3266; bm25 only on the
-        // first (others take the minimum, 2.0): values 8, 2, 2.
+        // vector values 0.9, 0.5, 0.1: mean 0.5, sd 0.3266; bm25 on the first
+        // two, the third missing takes the minimum: values 8, 2, 2.
         let kinds = [Kind::Memory; 3];
         let sig = [
             s(Some(0.9), Some(8.0), None),
-            s(Some(0.5), None, None),
+            s(Some(0.5), Some(2.0), None),
             s(Some(0.1), None, None),
         ];
         let w = Weights::default();
@@ -230,10 +232,12 @@ mod tests {
     #[test]
     fn ppr_is_log_transformed() {
         let kinds = [Kind::Memory; 3];
+        // Masses whose (mass + ε) are in geometric progression: 0.1, 0.01, 0.001.
+        let e = PPR_EPSILON;
         let sig = [
-            s(None, None, Some(1e-2)),
-            s(None, None, Some(1e-4)),
-            s(None, None, Some(1e-6)),
+            s(None, None, Some(1e-1 - e)),
+            s(None, None, Some(1e-2 - e)),
+            s(None, None, Some(1e-3 - e)),
         ];
         let fused = fuse(&kinds, &sig, Weights::default(), FusionMode::ZScore);
         // Equal log steps give symmetric z-scores around the middle one.

@@ -28,6 +28,15 @@ impl IdGenerator {
         out
     }
 
+    /// Continue after an existing id body, so ids made after a reopen in
+    /// the same millisecond still sort after the stored ones.
+    pub fn resume_after(&self, body: &str) {
+        if let Some(value) = decode(body) {
+            let mut last = self.last.lock();
+            *last = (*last).max(value);
+        }
+    }
+
     fn next_raw(&self, now_ms: u64) -> u128 {
         let mut last = self.last.lock();
         let time_part = u128::from(now_ms & 0xFFFF_FFFF_FFFF) << RANDOM_BITS;
@@ -52,6 +61,16 @@ fn encode(mut value: u128, out: &mut String) {
     out.extend(buf.iter().map(|&b| b as char));
 }
 
+fn decode(body: &str) -> Option<u128> {
+    if body.len() != 26 {
+        return None;
+    }
+    body.bytes().try_fold(0u128, |acc, b| {
+        let digit = ALPHABET.iter().position(|&a| a == b.to_ascii_uppercase())?;
+        Some((acc << 5) | digit as u128)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +84,17 @@ mod tests {
         assert!(a.starts_with("mem_"));
         assert_eq!(a.len(), 30);
         assert!(a < b && b < c, "{a} {b} {c}");
+    }
+
+    #[test]
+    fn resume_continues_after_a_stored_id() {
+        let first = IdGenerator::default();
+        let stored = first.next("mem", 5_000);
+        let body = stored.strip_prefix("mem_").unwrap();
+        assert_eq!(decode(body).map(|v| v >> RANDOM_BITS), Some(5_000));
+        let reopened = IdGenerator::default();
+        reopened.resume_after(body);
+        assert!(reopened.next("mem", 5_000) > stored);
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub struct NewMemory {
     pub valid_from: Option<Timestamp>,
     pub expires_at: Option<Timestamp>,
     pub embedding: Option<Vec<f32>>,
+    /// Entities this memory is about, by name (created when unknown), in
+    /// addition to the known names found in its text.
+    pub entities: Vec<String>,
 }
 
 impl Default for NewMemory {
@@ -144,6 +147,7 @@ impl Default for NewMemory {
             valid_from: None,
             expires_at: None,
             embedding: None,
+            entities: Vec::new(),
         }
     }
 }
@@ -168,12 +172,9 @@ impl NewMemory {
         }
         validate_tag("thread_id", self.thread_id.as_deref())?;
         validate_tag("user_id", self.user_id.as_deref())?;
-        if let (Some(from), Some(exp)) = (self.valid_from, self.expires_at) {
-            if exp <= from {
-                return Err(Error::invalid(
-                    "expires_at",
-                    "expires_at must be later than valid_from.",
-                ));
+        for name in &self.entities {
+            if let Some(problem) = crate::knowledge::rules::name_problem(name) {
+                return Err(Error::invalid("entities", problem));
             }
         }
         Ok(())

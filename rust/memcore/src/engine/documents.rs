@@ -1,14 +1,16 @@
-//! How each record kind appears to the indexes: its catalog labels, and its
-//! indexed content when the op log is replayed. Later kinds add their arm here.
+//! How each record kind appears to the derived state: its catalog labels,
+//! its graph links, and its indexed content when the op log is replayed.
 
 use rusqlite::Connection;
 
 use crate::catalog::{Catalog, DocLabels};
 use crate::error::Result;
+use crate::graph::{Edge, Graph, Node};
 use crate::kind::Kind;
+use crate::knowledge::{Entity, Observation, Relation};
 use crate::memory::Memory;
-use crate::store::memories;
-use crate::temporal::effective_end;
+use crate::store::{entities, memories, relations};
+use crate::temporal::{Timestamp, effective_end};
 
 /// The content an index holds for one document key.
 #[derive(Debug, Clone)]
@@ -32,6 +34,62 @@ pub fn memory_labels(m: &Memory) -> DocLabels<'_> {
     }
 }
 
+/// Catalog labels of an entity's document (scoped by the entity itself).
+pub fn entity_labels(e: &Entity) -> DocLabels<'_> {
+    DocLabels {
+        kind: Kind::Entity,
+        namespace: &e.namespace,
+        thread: e.thread_id.as_deref(),
+        scope: Some(&e.id),
+        tag: None,
+        valid_from: e.valid_from,
+        valid_end: e.valid_until,
+        superseded: false,
+    }
+}
+
+/// Catalog labels of an observation (scoped by its entity).
+pub fn observation_labels(o: &Observation) -> DocLabels<'_> {
+    DocLabels {
+        kind: Kind::Observation,
+        namespace: &o.namespace,
+        thread: o.thread_id.as_deref(),
+        scope: Some(&o.entity_id),
+        tag: None,
+        valid_from: o.valid_from,
+        valid_end: o.valid_until,
+        superseded: o.superseded_by.is_some(),
+    }
+}
+
+/// The graph node of an entity.
+pub fn entity_node(e: &Entity, doc_key: u64) -> Node {
+    Node {
+        entity_id: e.id.clone(),
+        namespace: e.namespace.clone(),
+        name: e.name.clone(),
+        entity_type: e.entity_type.clone(),
+        importance: e.importance as f32,
+        thread_id: e.thread_id.clone(),
+        doc_key,
+        alive: true,
+    }
+}
+
+/// The graph edge of a relation (None when an end is not in the graph).
+pub fn relation_edge(graph: &Graph, r: &Relation) -> Option<Edge> {
+    Some(Edge {
+        relation_id: r.id.clone(),
+        from: graph.by_entity(&r.from_entity)?,
+        to: graph.by_entity(&r.to_entity)?,
+        relation_type: r.relation_type.clone(),
+        weight: r.importance as f32,
+        valid_from: r.valid_from,
+        valid_end: r.valid_until.unwrap_or(Timestamp::MAX),
+        alive: true,
+    })
+}
+
 /// Fill `catalog` from every searchable table.
 pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
     memories::catalog_rows(conn, |row| {
@@ -48,15 +106,94 @@ pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
                 superseded: row.superseded,
             },
         );
+    })?;
+    entities::entity_catalog_rows(conn, |(key, ns, thread, from, until, id)| {
+        catalog.insert(
+            key,
+            &DocLabels {
+                kind: Kind::Entity,
+                namespace: &ns,
+                thread: thread.as_deref(),
+                scope: Some(&id),
+                tag: None,
+                valid_from: from,
+                valid_end: until,
+                superseded: false,
+            },
+        );
+    })?;
+    entities::observation_catalog_rows(
+        conn,
+        |(key, ns, thread, from, until, superseded, entity)| {
+            catalog.insert(
+                key,
+                &DocLabels {
+                    kind: Kind::Observation,
+                    namespace: &ns,
+                    thread: thread.as_deref(),
+                    scope: Some(&entity),
+                    tag: None,
+                    valid_from: from,
+                    valid_end: until,
+                    superseded,
+                },
+            );
+        },
+    )
+}
+
+/// Rebuild the in-memory graph: entities, relations, mentions and the
+/// observation → entity links.
+pub fn load_graph(conn: &Connection, graph: &mut Graph) -> Result<()> {
+    graph.clear();
+    let mut offset = 0;
+    let mut stmt = conn.prepare("SELECT DISTINCT namespace FROM entities")?;
+    let namespaces: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for ns in &namespaces {
+        loop {
+            let page = entities::list(conn, ns, 10_000, offset)?;
+            if page.is_empty() {
+                break;
+            }
+            offset += page.len();
+            for e in &page {
+                let key = entities::doc_key(conn, &e.id)?.unwrap_or_default() as u64;
+                graph.add_node(entity_node(e, key));
+            }
+        }
+        offset = 0;
+    }
+    for r in relations::all(conn, None)? {
+        if let Some(edge) = relation_edge(graph, &r) {
+            graph.add_edge(edge);
+        }
+    }
+    let mut mentions: std::collections::HashMap<u64, Vec<u32>> = std::collections::HashMap::new();
+    relations::all_mentions(conn, |doc, entity| {
+        if let Some(node) = graph.by_entity(&entity) {
+            mentions.entry(doc).or_default().push(node);
+        }
+    })?;
+    for (doc, nodes) in mentions {
+        graph.link_doc(doc, nodes, true);
+    }
+    entities::observation_catalog_rows(conn, |(key, _, _, _, _, _, entity)| {
+        if let Some(node) = graph.by_entity(&entity) {
+            graph.link_doc(key, vec![node], false);
+        }
     })
 }
 
 /// The current indexed content of a record, if it still exists.
 pub fn load_index_doc(conn: &Connection, kind: Kind, record_id: &str) -> Result<Option<IndexDoc>> {
-    match kind {
-        Kind::Memory => Ok(memories::index_doc(conn, record_id)?
-            .map(|(key, text, vector)| IndexDoc { key, text, vector })),
-        // Kinds whose tables arrive in later schema versions.
-        Kind::Observation | Kind::UserTurn | Kind::CodeChunk | Kind::Entity => Ok(None),
-    }
+    let found = match kind {
+        Kind::Memory => memories::index_doc(conn, record_id)?,
+        Kind::Entity => entities::index_doc(conn, record_id)?,
+        Kind::Observation => entities::observation_index_doc(conn, record_id)?,
+        // Kinds whose tables arrive with the conversation and code issues.
+        Kind::UserTurn | Kind::CodeChunk => None,
+    };
+    Ok(found.map(|(key, text, vector)| IndexDoc { key, text, vector }))
 }

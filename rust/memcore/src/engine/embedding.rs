@@ -126,6 +126,21 @@ impl Engine {
         Ok(vector)
     }
 
+    /// Validate and normalise an incoming vector, and make sure the vector
+    /// index exists for its dimension before anything commits.
+    pub(super) fn checked_vector(
+        &self,
+        tx: &rusqlite::Connection,
+        embedding: Option<Vec<f32>>,
+    ) -> Result<Option<Vec<f32>>> {
+        let Some(raw) = embedding else {
+            return Ok(None);
+        };
+        let vector = self.prepare_vector(tx, raw)?;
+        self.indexes.vectors_for(vector.len())?;
+        Ok(Some(vector))
+    }
+
     /// Called after a transaction that fixed the dimension has committed.
     pub(super) fn note_dim(&self, dim: usize) {
         let mut guard = self.dim.write();

@@ -9,6 +9,7 @@ use parking_lot::RwLock;
 
 use crate::catalog::{Catalog, DocLabels};
 use crate::error::{Error, Result};
+use crate::graph::Graph;
 use crate::text::TextIndex;
 use crate::vector::{HnswParams, SharedVector, VectorIndex};
 
@@ -20,6 +21,7 @@ pub const INDEX_DIR: &str = "index";
 #[derive(Debug)]
 pub struct Indexes {
     pub catalog: RwLock<Catalog>,
+    pub graph: RwLock<Graph>,
     pub text: TextIndex,
     vectors: RwLock<Option<Arc<VectorIndex>>>,
     vector_dir: PathBuf,
@@ -67,6 +69,7 @@ impl Indexes {
         };
         let indexes = Indexes {
             catalog: RwLock::new(Catalog::default()),
+            graph: RwLock::new(Graph::default()),
             text,
             vectors: RwLock::new(vectors),
             vector_dir,

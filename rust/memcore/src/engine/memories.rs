@@ -23,7 +23,9 @@ impl Engine {
     pub fn store_memory(&self, new: NewMemory) -> Result<Memory> {
         new.validate()?;
         let now = now_micros();
+        let explicit = new.entities.clone();
         let (memory, embedding) = self.new_memory(new, now);
+        check_expiry(&memory)?;
         self.store.write_then(
             |tx| {
                 let vector = self.checked_vector(tx, embedding)?;
@@ -37,9 +39,14 @@ impl Engine {
                     None,
                 )?;
                 rows::insert(tx, &memory, key, vector.as_deref())?;
-                Ok((key, vector))
+                let mut changes = Vec::new();
+                self.link_mentions(tx, &memory, key, None, &explicit, now, &mut changes)?;
+                Ok((key, vector, changes))
             },
-            |(key, vector)| self.publish_content(key, None, &memory, vector),
+            |(key, vector, changes)| {
+                self.publish_content(key, None, &memory, vector);
+                self.apply_graph_changes(changes);
+            },
         )?;
         Ok(memory)
     }
@@ -51,12 +58,22 @@ impl Engine {
             m.validate().map_err(|e| at_index(i, e))?;
         }
         let now = now_micros();
-        let prepared: Vec<(Memory, Option<Vec<f32>>)> =
-            batch.into_iter().map(|n| self.new_memory(n, now)).collect();
+        let prepared: Vec<(Memory, Option<Vec<f32>>, Vec<String>)> = batch
+            .into_iter()
+            .map(|n| {
+                let explicit = n.entities.clone();
+                let (m, v) = self.new_memory(n, now);
+                (m, v, explicit)
+            })
+            .collect();
+        for (i, (m, _, _)) in prepared.iter().enumerate() {
+            check_expiry(m).map_err(|e| at_index(i, e))?;
+        }
         self.store.write_then(
             |tx| {
                 let mut written = Vec::with_capacity(prepared.len());
-                for (i, (memory, embedding)) in prepared.iter().enumerate() {
+                let mut changes = Vec::new();
+                for (i, (memory, embedding, explicit)) in prepared.iter().enumerate() {
                     let vector = self
                         .checked_vector(tx, embedding.clone())
                         .map_err(|e| at_index(i, e))?;
@@ -70,17 +87,19 @@ impl Engine {
                         None,
                     )?;
                     rows::insert(tx, memory, key, vector.as_deref())?;
+                    self.link_mentions(tx, memory, key, None, explicit, now, &mut changes)?;
                     written.push((key, vector));
                 }
-                Ok(written)
+                Ok((written, changes))
             },
-            |written| {
-                for ((key, vector), (memory, _)) in written.into_iter().zip(&prepared) {
+            |(written, changes)| {
+                for ((key, vector), (memory, _, _)) in written.into_iter().zip(&prepared) {
                     self.publish_content(key, None, memory, vector);
                 }
+                self.apply_graph_changes(changes);
             },
         )?;
-        Ok(prepared.into_iter().map(|(m, _)| m).collect())
+        Ok(prepared.into_iter().map(|(m, _, _)| m).collect())
     }
 
     fn new_memory(&self, new: NewMemory, now: Timestamp) -> (Memory, Option<Vec<f32>>) {
@@ -108,21 +127,6 @@ impl Engine {
             expires_at: new.expires_at,
         };
         (memory, new.embedding)
-    }
-
-    /// Validate and normalise an incoming vector, and make sure the vector
-    /// index exists for its dimension before anything commits.
-    fn checked_vector(
-        &self,
-        tx: &rusqlite::Connection,
-        embedding: Option<Vec<f32>>,
-    ) -> Result<Option<Vec<f32>>> {
-        let Some(raw) = embedding else {
-            return Ok(None);
-        };
-        let vector = self.prepare_vector(tx, raw)?;
-        self.indexes.vectors_for(vector.len())?;
-        Ok(Some(vector))
     }
 
     /// Publish new content of a memory (after commit, under the writer lock).
@@ -160,6 +164,7 @@ impl Engine {
 
     /// One memory by id. Records the access time when the store is writable.
     pub fn get_memory(&self, namespace: &str, id: &str) -> Result<Memory> {
+        validate_namespace(namespace)?;
         if self.is_read_only() {
             return self.find_memory(namespace, id);
         }
@@ -174,12 +179,14 @@ impl Engine {
 
     /// One memory by id without touching its access time.
     pub fn find_memory(&self, namespace: &str, id: &str) -> Result<Memory> {
+        validate_namespace(namespace)?;
         rows::get(&*self.store.reader()?, namespace, id)?.ok_or_else(|| not_found(id))
     }
 
     /// Apply a partial update. New content gets a new document key (and the
     /// new vector, when given); the old version is retired from the indexes.
     pub fn update_memory(&self, namespace: &str, id: &str, patch: MemoryPatch) -> Result<Memory> {
+        validate_namespace(namespace)?;
         patch.validate()?;
         if patch.is_empty() {
             return Err(Error::invalid(
@@ -196,6 +203,8 @@ impl Engine {
                 let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
                 let prev = rows::doc_key(tx, id)?.unwrap_or_default();
                 let new_content = apply_patch(&mut m, patch, now);
+                check_expiry(&m)?;
+                let mut changes = Vec::new();
                 let (seq, content_change) = match new_content {
                     Some(content) => {
                         let vector = self.checked_vector(tx, embedding)?;
@@ -210,6 +219,9 @@ impl Engine {
                         )?;
                         rows::update_content(tx, id, &content, seq, vector.as_deref())?;
                         m.content = content;
+                        // Names are matched again on the new text; explicit links stay.
+                        crate::store::relations::clear_found_mentions(tx, id)?;
+                        self.link_mentions(tx, &m, seq, Some(prev), &[], now, &mut changes)?;
                         (seq, Some(vector))
                     }
                     None => {
@@ -226,13 +238,14 @@ impl Engine {
                     }
                 };
                 rows::update_fields(tx, &m)?;
-                Ok((m, seq, prev, content_change))
+                Ok((m, seq, prev, content_change, changes))
             },
-            |(m, seq, prev, content_change)| {
+            |(m, seq, prev, content_change, changes)| {
                 match content_change {
                     Some(vector) => self.publish_content(seq, Some(prev), &m, vector),
                     None => self.publish_labels(seq, prev, &m),
                 }
+                self.apply_graph_changes(changes);
                 m
             },
         )
@@ -240,6 +253,7 @@ impl Engine {
 
     /// Delete a memory for good (no history is kept; use `invalidate` for that).
     pub fn delete_memory(&self, namespace: &str, id: &str) -> Result<()> {
+        validate_namespace(namespace)?;
         let now = now_micros();
         self.store.write_then(
             |tx| {
@@ -255,7 +269,10 @@ impl Engine {
                 )?;
                 Ok((seq, key))
             },
-            |(seq, key)| self.publish(seq, &Change::Retire { key: key as u64 }),
+            |(seq, key)| {
+                self.indexes.graph.write().unlink_doc(key as u64);
+                self.publish(seq, &Change::Retire { key: key as u64 });
+            },
         )
     }
 
@@ -273,11 +290,12 @@ impl Engine {
 
     /// Close a memory's validity now (a soft delete: history still sees it).
     pub fn invalidate(&self, namespace: &str, id: &str, reason: Option<String>) -> Result<Memory> {
+        validate_namespace(namespace)?;
         let now = now_micros();
         self.store.write_then(
             |tx| {
                 let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-                if m.valid_until.is_some_and(|until| until <= now) {
+                if m.invalidated_at.is_some() || m.valid_until.is_some_and(|until| until <= now) {
                     let by = m
                         .superseded_by
                         .as_deref()
@@ -314,6 +332,7 @@ impl Engine {
         old_id: &str,
         new_id: &str,
     ) -> Result<(Memory, Memory)> {
+        validate_namespace(namespace)?;
         if old_id == new_id {
             return Err(Error::invalid(
                 "new_memory_id",
@@ -359,6 +378,16 @@ fn check_supersede(old: &Memory, new: &Memory) -> Result<()> {
         return Err(Error::invalid(
             "old_memory_id",
             format!("Memory {} is already superseded by {existing}.", old.id),
+        ));
+    }
+    if let Some(earlier) = &new.supersedes {
+        return Err(Error::invalid(
+            "new_memory_id",
+            format!(
+                "Memory {} already supersedes {earlier}; a memory replaces at most one older \
+                 memory. Store a separate new memory for {}.",
+                new.id, old.id
+            ),
         ));
     }
     if let Some(newer) = &new.superseded_by {
@@ -408,6 +437,19 @@ fn apply_patch(m: &mut Memory, patch: MemoryPatch, now: Timestamp) -> Option<Str
     }
     m.updated_at = now;
     content.filter(|c| *c != m.content)
+}
+
+/// A memory must be able to hold at some point: its expiry comes after the
+/// start of its validity.
+fn check_expiry(m: &Memory) -> Result<()> {
+    match m.expires_at {
+        Some(exp) if exp <= m.valid_from => Err(Error::invalid(
+            "expires_at",
+            "expires_at must be later than valid_from (by default, now); the memory would \
+             never be valid.",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn set_if<T>(slot: &mut T, value: Option<T>) {

@@ -4,10 +4,14 @@
 
 mod documents;
 mod embedding;
+mod graph_rank;
+mod graph_read;
+mod graph_write;
 mod indexer;
 mod indexes;
 mod maintenance;
 mod memories;
+mod mentions;
 mod recovery;
 mod reset;
 mod search;
@@ -24,12 +28,20 @@ use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
 pub use embedding::EmbeddingIdentity;
+pub use graph_read::{
+    Analytics, Connected, EntityView, GraphArrays, GraphPage, MAX_DEPTH, MAX_PATH, RecentChange,
+    RelatedEntity,
+};
+pub use graph_write::{ObservationDraft, WriteContext};
 pub use indexer::CompactReport;
 use indexer::{Indexer, Job};
 pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
+
+/// Tables whose records carry generated ids (`prefix_` + 26-char body).
+const ID_TABLES: &[&str] = &["memories", "entities", "observations", "relations"];
 
 /// Metadata key: the text analyser the BM25 index was built with.
 const TEXT_ANALYZER: &str = "text_analyzer";
@@ -127,9 +139,20 @@ impl Engine {
             )?,
             None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
         }
+        let ids = IdGenerator::default();
+        for table in ID_TABLES {
+            let newest: Option<String> = store.reader()?.query_row(
+                &format!("SELECT max(substr(id, instr(id, '_') + 1)) FROM {table}"),
+                [],
+                |r| r.get(0),
+            )?;
+            if let Some(body) = newest {
+                ids.resume_after(&body);
+            }
+        }
         Ok(Engine {
             store,
-            ids: IdGenerator::default(),
+            ids,
             dim: RwLock::new(dim),
             indexes,
             indexer,

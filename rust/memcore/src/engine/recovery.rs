@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::documents::{load_catalog, load_index_doc};
+use super::documents::{load_catalog, load_graph, load_index_doc};
 use super::indexer::Job;
 use super::indexes::Indexes;
 use crate::error::Result;
@@ -16,12 +16,15 @@ use crate::store::oplog::{self, Action};
 /// Ops read from the log per query while replaying.
 const REPLAY_PAGE: usize = 4096;
 
-/// Rebuild the catalog from the store.
+/// Rebuild the catalog and the in-memory graph from the store.
 pub fn rebuild_catalog(store: &Store, indexes: &Indexes) -> Result<()> {
     let reader = store.reader()?;
-    let mut catalog = indexes.catalog.write();
-    catalog.clear();
-    load_catalog(&reader, &mut catalog)
+    {
+        let mut catalog = indexes.catalog.write();
+        catalog.clear();
+        load_catalog(&reader, &mut catalog)?;
+    }
+    load_graph(&reader, &mut indexes.graph.write())
 }
 
 /// Replay ops after the watermarks; `send` receives the indexer jobs (None

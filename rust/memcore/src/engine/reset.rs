@@ -7,7 +7,13 @@ use crate::store::{meta, oplog};
 
 /// Tables holding records; emptied by a reset. Later schema versions append
 /// their record tables here.
-const RECORD_TABLES: &[&str] = &["memories"];
+const RECORD_TABLES: &[&str] = &[
+    "mentions",
+    "relations",
+    "observations",
+    "entities",
+    "memories",
+];
 
 impl Engine {
     /// Delete every record in every namespace, empty the indexes and forget
@@ -31,6 +37,7 @@ impl Engine {
                 // queued index work first, or it would re-add old documents.
                 self.flush()?;
                 self.indexes.catalog.write().clear();
+                self.indexes.graph.write().clear();
                 *self.dim.write() = None;
                 self.indexes.drop_vectors();
                 self.indexes.text.clear(seq)

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::Engine;
+use super::graph_rank::Pool;
 use crate::catalog::{Catalog, Filter};
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
@@ -73,7 +74,7 @@ pub struct RecallOptions {
 impl Engine {
     /// The filter for `query`, or None when it can match nothing (an
     /// unknown namespace, thread, scope or tag).
-    fn filter(catalog: &Catalog, query: &SearchQuery<'_>) -> Option<Filter> {
+    pub(super) fn filter(catalog: &Catalog, query: &SearchQuery<'_>) -> Option<Filter> {
         let sym = |name: Option<&str>| match name {
             None => Some(None),
             Some(n) => catalog.sym(n).map(Some),
@@ -158,7 +159,12 @@ impl Engine {
         self.text_hits(query, text, query.limit)
     }
 
-    fn text_hits(&self, query: &SearchQuery<'_>, text: &str, k: usize) -> Result<Vec<Hit>> {
+    pub(super) fn text_hits(
+        &self,
+        query: &SearchQuery<'_>,
+        text: &str,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
         let catalog = self.indexes.catalog.read();
         let Some(filter) = Self::filter(&catalog, query) else {
             return Ok(Vec::new());
@@ -174,7 +180,8 @@ impl Engine {
         }))
     }
 
-    /// Hybrid recall: a pool of the best vector and BM25 candidates, every
+    /// Hybrid recall: a pool of the best vector and BM25 candidates, grown
+    /// by the graph (documents about the entities PPR ranks highest), every
     /// candidate scored on every signal it can be (a text-only candidate
     /// still gets its exact cosine), fused, best first.
     pub fn recall(
@@ -189,57 +196,36 @@ impl Engine {
             Some(v) => self.query_vector(v)?,
             None => None,
         };
-        let pool = RECALL_POOL.max(query.limit);
-        let mut signals: HashMap<u64, (Kind, Signals)> = HashMap::new();
+        let size = RECALL_POOL.max(query.limit);
+        let mut pool: Pool = HashMap::new();
         if let Some(q) = &q {
-            for h in self.vector_hits(query, q, pool)? {
-                signals
-                    .entry(h.key)
+            for h in self.vector_hits(query, q, size)? {
+                pool.entry(h.key)
                     .or_insert((h.kind, Signals::default()))
                     .1
                     .vector = h.scores.vector;
             }
         }
-        for h in self.text_hits(query, text, pool)? {
-            signals
-                .entry(h.key)
+        let text_hits = self.text_hits(query, text, size)?;
+        // A BM25 list shorter than the pool holds every matching document, so
+        // a candidate missing from it truly scores 0, not "the pool minimum".
+        let bm25_floor = (text_hits.len() < size).then_some(0.0);
+        for h in text_hits {
+            pool.entry(h.key)
                 .or_insert((h.kind, Signals::default()))
                 .1
                 .bm25 = h.scores.bm25;
         }
-        if let (Some(q), Some(index)) = (&q, self.indexes.vectors()) {
-            for (key, (_, s)) in &mut signals {
-                if s.vector.is_none() {
-                    s.vector = index.vector(*key).map(|v| crate::vector::dot(q, &v));
-                }
+        let ranked = ranked_keys(&pool, options);
+        self.add_graph_signal(query, text, &ranked, &mut pool);
+        let index = self.indexes.vectors();
+        for (key, (_, s)) in &mut pool {
+            s.bm25 = s.bm25.or(bm25_floor);
+            if let (None, Some(q), Some(index)) = (s.vector, &q, &index) {
+                s.vector = index.vector(*key).map(|v| crate::vector::dot(q, &v));
             }
         }
-        let keys: Vec<u64> = signals.keys().copied().collect();
-        let kinds: Vec<Kind> = keys.iter().map(|k| signals[k].0).collect();
-        let sigs: Vec<Signals> = keys.iter().map(|k| signals[k].1).collect();
-        let fused = fuse(&kinds, &sigs, options.weights, options.mode);
-        let mut out: Vec<Hit> = keys
-            .iter()
-            .zip(kinds)
-            .zip(sigs)
-            .zip(fused)
-            .map(|(((key, kind), s), f)| Hit {
-                key: *key,
-                kind,
-                scores: Scores {
-                    vector: s.vector,
-                    bm25: s.bm25,
-                    ppr: s.ppr,
-                    fused: f,
-                },
-            })
-            .collect();
-        out.sort_by(|a, b| {
-            b.scores
-                .fused
-                .total_cmp(&a.scores.fused)
-                .then(a.key.cmp(&b.key))
-        });
+        let mut out: Vec<Hit> = fused_hits(&pool, options);
         out.truncate(query.limit);
         Ok(out)
     }
@@ -283,6 +269,45 @@ impl Engine {
             .filter_map(|h| rows.remove(&h.key).map(|m| (m, h.scores)))
             .collect())
     }
+}
+
+/// Pool keys best first by a preliminary fusion of the signals so far.
+fn ranked_keys(pool: &Pool, options: &RecallOptions) -> Vec<u64> {
+    fused_hits(pool, options)
+        .into_iter()
+        .map(|h| h.key)
+        .collect()
+}
+
+/// Fuse the pool's signals into hits, best first.
+fn fused_hits(pool: &Pool, options: &RecallOptions) -> Vec<Hit> {
+    let keys: Vec<u64> = pool.keys().copied().collect();
+    let kinds: Vec<Kind> = keys.iter().map(|k| pool[k].0).collect();
+    let signals: Vec<Signals> = keys.iter().map(|k| pool[k].1).collect();
+    let fused = fuse(&kinds, &signals, options.weights, options.mode);
+    let mut out: Vec<Hit> = keys
+        .into_iter()
+        .zip(kinds)
+        .zip(signals)
+        .zip(fused)
+        .map(|(((key, kind), s), f)| Hit {
+            key,
+            kind,
+            scores: Scores {
+                vector: s.vector,
+                bm25: s.bm25,
+                ppr: s.ppr,
+                fused: f,
+            },
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.scores
+            .fused
+            .total_cmp(&a.scores.fused)
+            .then(a.key.cmp(&b.key))
+    });
+    out
 }
 
 fn hits(catalog: &Catalog, found: Vec<(u64, f32)>, scores: impl Fn(f32) -> Scores) -> Vec<Hit> {

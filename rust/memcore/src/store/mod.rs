@@ -17,10 +17,12 @@
 //!   a 100k-memory store stays in memory without read syscalls.
 //! - `temp_store=MEMORY`: sorts for listings never touch disk.
 
+pub mod entities;
 mod lock;
 pub mod memories;
 pub mod meta;
 pub mod oplog;
+pub mod relations;
 mod schema;
 pub mod vectors;
 

@@ -15,9 +15,10 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: r"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: r"
         CREATE TABLE meta (
             key   TEXT PRIMARY KEY,
             value TEXT NOT NULL
@@ -65,7 +66,78 @@ const MIGRATIONS: &[Migration] = &[Migration {
         CREATE INDEX memories_by_thread ON memories(namespace, thread_id, created_at DESC);
         CREATE UNIQUE INDEX memories_by_doc_key ON memories(doc_key);
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        sql: r"
+        -- The knowledge graph. Entity names are unique per namespace without
+        -- regard to case (name_key is the lower-cased name).
+        CREATE TABLE entities (
+            id          TEXT NOT NULL UNIQUE,
+            namespace   TEXT NOT NULL,
+            name        TEXT NOT NULL,
+            name_key    TEXT NOT NULL,
+            entity_type TEXT NOT NULL,
+            description TEXT,
+            importance  REAL NOT NULL,
+            confidence  REAL NOT NULL,
+            thread_id   TEXT,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL,
+            valid_from  INTEGER NOT NULL,
+            valid_until INTEGER,
+            doc_key     INTEGER NOT NULL,   -- name + type + description, searchable
+            embedding   BLOB
+        );
+        CREATE UNIQUE INDEX entities_by_name ON entities(namespace, name_key);
+        CREATE UNIQUE INDEX entities_by_doc_key ON entities(doc_key);
+
+        CREATE TABLE observations (
+            id            TEXT NOT NULL UNIQUE,
+            namespace     TEXT NOT NULL,
+            entity_id     TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            content       TEXT NOT NULL,
+            version       INTEGER NOT NULL,
+            supersedes    TEXT,
+            superseded_by TEXT,
+            thread_id     TEXT,
+            confidence    REAL NOT NULL,
+            importance    REAL NOT NULL,
+            created_at    INTEGER NOT NULL,
+            valid_from    INTEGER NOT NULL,
+            valid_until   INTEGER,
+            doc_key       INTEGER NOT NULL,
+            embedding     BLOB
+        );
+        CREATE INDEX observations_by_entity ON observations(entity_id, created_at);
+        CREATE UNIQUE INDEX observations_by_doc_key ON observations(doc_key);
+
+        CREATE TABLE relations (
+            id            TEXT NOT NULL UNIQUE,
+            namespace     TEXT NOT NULL,
+            from_entity   TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            to_entity     TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            relation_type TEXT NOT NULL,
+            importance    REAL NOT NULL,
+            thread_id     TEXT,
+            created_at    INTEGER NOT NULL,
+            valid_from    INTEGER NOT NULL,
+            valid_until   INTEGER
+        );
+        CREATE UNIQUE INDEX relations_by_triple ON relations(from_entity, to_entity, relation_type);
+        CREATE INDEX relations_by_target ON relations(to_entity);
+
+        -- Memory <-> entity links: given explicitly or found by name.
+        CREATE TABLE mentions (
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            explicit  INTEGER NOT NULL,
+            PRIMARY KEY (memory_id, entity_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX mentions_by_entity ON mentions(entity_id);
+    ",
+    },
+];
 
 /// The version this build writes.
 pub fn latest_version() -> i64 {

@@ -1,0 +1,111 @@
+//! The graph signal of recall: Personalized PageRank seeded by the entities
+//! the query names and the entities of the best text/vector candidates;
+//! documents inherit the mass of the entities they are about, and documents
+//! about the most central entities join the candidate pool.
+
+use std::collections::HashMap;
+
+use super::Engine;
+use super::search::SearchQuery;
+use crate::catalog::{Catalog, Filter};
+use crate::fusion::Signals;
+use crate::graph::ppr::{PprParams, personalized_pagerank};
+use crate::graph::{Graph, NodeId};
+use crate::kind::{Kind, KindSet};
+use crate::temporal::now_micros;
+
+/// Top candidates whose entities seed the walk.
+const SEED_CANDIDATES: usize = 10;
+/// Entities (by PPR mass) whose documents join the pool.
+const GRAPH_ENTITIES: usize = 20;
+/// Documents each of those entities may bring.
+const DOCS_PER_ENTITY: usize = 20;
+/// Push precision for ranking (relative order matters, not the last digit).
+const RECALL_EPSILON: f32 = 1e-5;
+
+/// Recall candidates: key → (kind, signals).
+pub(super) type Pool = HashMap<u64, (Kind, Signals)>;
+
+impl Engine {
+    /// Add the PPR signal to `pool` (and graph-found candidates to it).
+    /// `ranked` lists the current candidates best first.
+    pub(super) fn add_graph_signal(
+        &self,
+        query: &SearchQuery<'_>,
+        text: &str,
+        ranked: &[u64],
+        pool: &mut Pool,
+    ) {
+        let graph = self.indexes.graph.read();
+        if graph.node_count() == 0 {
+            return;
+        }
+        let mut seeds: Vec<(NodeId, f32)> = graph
+            .find_mentions(query.namespace, text)
+            .into_iter()
+            .map(|n| (n, 1.0))
+            .collect();
+        for (rank, key) in ranked.iter().take(SEED_CANDIDATES).enumerate() {
+            for &n in graph.doc_entities(*key) {
+                seeds.push((n, 1.0 / (rank as f32 + 2.0)));
+            }
+        }
+        if seeds.is_empty() {
+            return;
+        }
+        let params = PprParams {
+            epsilon: RECALL_EPSILON,
+            valid: query.valid,
+            now: now_micros(),
+            ..PprParams::default()
+        };
+        let ranking = personalized_pagerank(&graph, &seeds, &params);
+        let mass: HashMap<NodeId, f32> = ranking.iter().copied().collect();
+        let catalog = self.indexes.catalog.read();
+        if let Some(filter) = Self::filter(&catalog, query) {
+            for &(node, _) in ranking.iter().take(GRAPH_ENTITIES) {
+                for key in entity_documents(&graph, &catalog, &filter, node) {
+                    if let Some(meta) = catalog.get(key) {
+                        pool.entry(key).or_insert((meta.kind, Signals::default()));
+                    }
+                }
+            }
+        }
+        // A document about no reached entity truly has no PPR mass: 0, not
+        // "unknown" (which fusion would fill with the pool minimum).
+        for (key, (_, signals)) in pool.iter_mut() {
+            let entities = graph.doc_entities(*key);
+            signals.ppr = Some(
+                entities
+                    .iter()
+                    .map(|n| mass.get(n).copied().unwrap_or(0.0))
+                    .sum(),
+            );
+        }
+    }
+}
+
+/// Admitted documents about an entity: its own, its observations, and the
+/// memories mentioning it (bounded).
+fn entity_documents(graph: &Graph, catalog: &Catalog, filter: &Filter, node: NodeId) -> Vec<u64> {
+    let n = graph.node(node);
+    let mut keys = vec![n.doc_key];
+    if filter.kinds.contains(Kind::Observation) {
+        if let Some(scope) = catalog.sym(&n.entity_id) {
+            let observations = Filter {
+                scope: Some(scope),
+                kinds: KindSet::only(Kind::Observation),
+                ..*filter
+            };
+            keys.extend(
+                catalog
+                    .candidates(&observations)
+                    .into_iter()
+                    .take(DOCS_PER_ENTITY),
+            );
+        }
+    }
+    keys.extend(graph.mentioned_in(node).iter().rev().take(DOCS_PER_ENTITY));
+    keys.retain(|k| catalog.admits(*k, filter));
+    keys
+}

@@ -1,0 +1,384 @@
+//! The knowledge graph in memory: entities as dense node ids, relations as
+//! weighted edges in per-node adjacency lists (cheap to update on every
+//! write, local to walk for traversal and Personalized PageRank), and the
+//! links from searchable documents (memories, observations) to entities.
+//! Rebuilt from the store on open; updated by the write path.
+
+pub mod matcher;
+pub mod ppr;
+pub mod traverse;
+
+use std::collections::HashMap;
+
+use crate::temporal::{Timestamp, ValidAt};
+use matcher::NameMatcher;
+
+/// Dense id of an entity in the graph (never reused).
+pub type NodeId = u32;
+/// Dense id of a relation in the graph (never reused).
+pub type EdgeId = u32;
+
+/// An entity as the graph sees it.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub entity_id: String,
+    pub namespace: String,
+    pub name: String,
+    pub entity_type: String,
+    pub importance: f32,
+    pub thread_id: Option<String>,
+    /// Document key of the entity's own searchable text.
+    pub doc_key: u64,
+    pub alive: bool,
+}
+
+/// A relation as the graph sees it.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub relation_id: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub relation_type: String,
+    pub weight: f32,
+    pub valid_from: Timestamp,
+    pub valid_end: Timestamp,
+    pub alive: bool,
+}
+
+impl Edge {
+    /// Whether the edge exists at the instant `valid` asks about.
+    pub fn holds(&self, valid: ValidAt, now: Timestamp) -> bool {
+        self.alive
+            && match valid.instant(now) {
+                None => true,
+                Some(t) => self.valid_from <= t && t < self.valid_end,
+            }
+    }
+}
+
+/// Which way to follow relations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Out,
+    In,
+    Both,
+}
+
+impl Direction {
+    /// Parse `out` / `in` / `both` (also `outgoing` / `incoming`).
+    pub fn parse(s: &str) -> crate::error::Result<Direction> {
+        match s {
+            "out" | "outgoing" => Ok(Direction::Out),
+            "in" | "incoming" => Ok(Direction::In),
+            "both" => Ok(Direction::Both),
+            other => Err(crate::error::Error::invalid(
+                "direction",
+                format!("Unknown direction '{other}'. Use 'out', 'in' or 'both'."),
+            )),
+        }
+    }
+}
+
+/// The whole in-memory graph.
+#[derive(Debug, Default)]
+pub struct Graph {
+    nodes: Vec<Node>,
+    by_entity: HashMap<String, NodeId>,
+    by_name: HashMap<(String, String), NodeId>,
+    edges: Vec<Edge>,
+    by_relation: HashMap<String, EdgeId>,
+    out_edges: Vec<Vec<EdgeId>>,
+    in_edges: Vec<Vec<EdgeId>>,
+    /// Searchable document → entities it is about (memory mentions, an
+    /// observation's entity).
+    doc_entities: HashMap<u64, Vec<NodeId>>,
+    /// Entity → memory documents mentioning it.
+    mentioned_in: Vec<Vec<u64>>,
+    matcher: NameMatcher,
+    alive_nodes: usize,
+    alive_edges: usize,
+}
+
+impl Graph {
+    /// A node by id.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// An edge by id.
+    pub fn edge(&self, id: EdgeId) -> &Edge {
+        &self.edges[id as usize]
+    }
+
+    /// Node slots (alive or not): the size of dense per-node arrays.
+    pub fn capacity(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Live entities.
+    pub fn node_count(&self) -> usize {
+        self.alive_nodes
+    }
+
+    /// Live relations.
+    pub fn edge_count(&self) -> usize {
+        self.alive_edges
+    }
+
+    /// The node of an entity id.
+    pub fn by_entity(&self, entity_id: &str) -> Option<NodeId> {
+        self.by_entity.get(entity_id).copied()
+    }
+
+    /// The node of a name (case-insensitive) in a namespace.
+    pub fn by_name(&self, namespace: &str, name: &str) -> Option<NodeId> {
+        self.by_name
+            .get(&(namespace.to_owned(), name.trim().to_lowercase()))
+            .copied()
+    }
+
+    /// Every live node of a namespace.
+    pub fn nodes_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = NodeId> + 'a {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| n.alive && n.namespace == namespace)
+            .map(|(i, _)| i as NodeId)
+    }
+
+    /// Add (or revive) an entity.
+    pub fn add_node(&mut self, node: Node) -> NodeId {
+        if let Some(&id) = self.by_entity.get(&node.entity_id) {
+            let old_doc = self.nodes[id as usize].doc_key;
+            if old_doc != node.doc_key {
+                self.doc_entities.remove(&old_doc);
+                self.doc_entities.insert(node.doc_key, vec![id]);
+            }
+            let slot = &mut self.nodes[id as usize];
+            slot.entity_type = node.entity_type;
+            slot.importance = node.importance;
+            slot.doc_key = node.doc_key;
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.by_entity.insert(node.entity_id.clone(), id);
+        self.by_name.insert(
+            (node.namespace.clone(), node.name.trim().to_lowercase()),
+            id,
+        );
+        self.matcher.add(&node.name, id);
+        // The entity's own document is "about" the entity.
+        self.doc_entities.insert(node.doc_key, vec![id]);
+        self.nodes.push(node);
+        self.out_edges.push(Vec::new());
+        self.in_edges.push(Vec::new());
+        self.mentioned_in.push(Vec::new());
+        self.alive_nodes += 1;
+        id
+    }
+
+    /// Remove an entity with its relations and document links.
+    pub fn remove_node(&mut self, id: NodeId) {
+        let idx = id as usize;
+        if !self.nodes[idx].alive {
+            return;
+        }
+        let touching: Vec<EdgeId> = self.out_edges[idx]
+            .iter()
+            .chain(&self.in_edges[idx])
+            .copied()
+            .collect();
+        for e in touching {
+            let relation_id = self.edges[e as usize].relation_id.clone();
+            self.remove_edge(&relation_id);
+        }
+        let node = &mut self.nodes[idx];
+        node.alive = false;
+        self.doc_entities.remove(&node.doc_key);
+        self.alive_nodes -= 1;
+        self.by_entity.remove(&node.entity_id);
+        self.by_name
+            .remove(&(node.namespace.clone(), node.name.trim().to_lowercase()));
+        self.matcher.remove(&node.name, id);
+        // Memory mentions are unlinked here; the entity's observation
+        // documents are retired (and unlinked) by the engine, which deletes them.
+        for doc in std::mem::take(&mut self.mentioned_in[idx]) {
+            if let Some(list) = self.doc_entities.get_mut(&doc) {
+                list.retain(|n| *n != id);
+                if list.is_empty() {
+                    self.doc_entities.remove(&doc);
+                }
+            }
+        }
+    }
+
+    /// Add a relation (ignored when its id is known or an end is missing).
+    pub fn add_edge(&mut self, edge: Edge) {
+        if self.by_relation.contains_key(&edge.relation_id) {
+            return;
+        }
+        let id = self.edges.len() as EdgeId;
+        self.by_relation.insert(edge.relation_id.clone(), id);
+        self.out_edges[edge.from as usize].push(id);
+        self.in_edges[edge.to as usize].push(id);
+        self.edges.push(edge);
+        self.alive_edges += 1;
+    }
+
+    /// Remove a relation by id.
+    pub fn remove_edge(&mut self, relation_id: &str) {
+        let Some(id) = self.by_relation.remove(relation_id) else {
+            return;
+        };
+        let edge = &mut self.edges[id as usize];
+        edge.alive = false;
+        let (from, to) = (edge.from as usize, edge.to as usize);
+        self.out_edges[from].retain(|e| *e != id);
+        self.in_edges[to].retain(|e| *e != id);
+        self.alive_edges -= 1;
+    }
+
+    /// Live edges at a node in a direction, with the node at the other end.
+    pub fn neighbors(
+        &self,
+        node: NodeId,
+        direction: Direction,
+    ) -> impl Iterator<Item = (EdgeId, NodeId)> + '_ {
+        let idx = node as usize;
+        let out = matches!(direction, Direction::Out | Direction::Both).then(|| {
+            self.out_edges[idx]
+                .iter()
+                .map(|&e| (e, self.edges[e as usize].to))
+        });
+        let inn = matches!(direction, Direction::In | Direction::Both).then(|| {
+            self.in_edges[idx]
+                .iter()
+                .map(|&e| (e, self.edges[e as usize].from))
+        });
+        out.into_iter().flatten().chain(inn.into_iter().flatten())
+    }
+
+    /// Link a searchable document to entities (replacing earlier links).
+    /// `mention` marks memory mentions, which are also indexed the other way.
+    pub fn link_doc(&mut self, doc_key: u64, entities: Vec<NodeId>, mention: bool) {
+        self.unlink_doc(doc_key);
+        if entities.is_empty() {
+            return;
+        }
+        if mention {
+            for &n in &entities {
+                self.mentioned_in[n as usize].push(doc_key);
+            }
+        }
+        self.doc_entities.insert(doc_key, entities);
+    }
+
+    /// Add one entity to a memory document's links (a mention found later).
+    pub fn add_doc_link(&mut self, doc_key: u64, node: NodeId) {
+        let list = self.doc_entities.entry(doc_key).or_default();
+        if !list.contains(&node) {
+            list.push(node);
+            self.mentioned_in[node as usize].push(doc_key);
+        }
+    }
+
+    /// Drop a document's links.
+    pub fn unlink_doc(&mut self, doc_key: u64) {
+        if let Some(old) = self.doc_entities.remove(&doc_key) {
+            for n in old {
+                self.mentioned_in[n as usize].retain(|d| *d != doc_key);
+            }
+        }
+    }
+
+    /// Entities a document is about.
+    pub fn doc_entities(&self, doc_key: u64) -> &[NodeId] {
+        self.doc_entities.get(&doc_key).map_or(&[], Vec::as_slice)
+    }
+
+    /// Memory documents mentioning an entity.
+    pub fn mentioned_in(&self, node: NodeId) -> &[u64] {
+        &self.mentioned_in[node as usize]
+    }
+
+    /// Live entities of `namespace` whose names occur in `text` as words.
+    pub fn find_mentions(&self, namespace: &str, text: &str) -> Vec<NodeId> {
+        self.matcher
+            .find(text)
+            .into_iter()
+            .filter(|&n| {
+                let node = &self.nodes[n as usize];
+                node.alive && node.namespace == namespace
+            })
+            .collect()
+    }
+
+    /// Forget everything (a reset).
+    pub fn clear(&mut self) {
+        *self = Graph::default();
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small graph: names `n0..n{count}` in namespace "ns", edges given as
+    /// (from, to, weight).
+    pub fn graph(count: usize, edges: &[(u32, u32, f32)]) -> Graph {
+        let mut g = Graph::default();
+        for i in 0..count {
+            g.add_node(Node {
+                entity_id: format!("ent_{i}"),
+                namespace: "ns".into(),
+                name: format!("n{i}"),
+                entity_type: "Thing".into(),
+                importance: 0.5,
+                thread_id: None,
+                doc_key: 1000 + i as u64,
+                alive: true,
+            });
+        }
+        for (k, &(from, to, weight)) in edges.iter().enumerate() {
+            g.add_edge(Edge {
+                relation_id: format!("rel_{k}"),
+                from,
+                to,
+                relation_type: "links".into(),
+                weight,
+                valid_from: 0,
+                valid_end: Timestamp::MAX,
+                alive: true,
+            });
+        }
+        g
+    }
+
+    #[test]
+    fn nodes_edges_and_removal() {
+        let mut g = graph(3, &[(0, 1, 1.0), (1, 2, 1.0)]);
+        assert_eq!(g.edge_count(), 2);
+        assert_eq!(g.neighbors(1, Direction::Both).count(), 2);
+        assert_eq!(
+            g.neighbors(1, Direction::Out)
+                .map(|(_, n)| n)
+                .collect::<Vec<_>>(),
+            vec![2]
+        );
+        g.link_doc(7, vec![0, 2], true);
+        assert_eq!(g.mentioned_in(2), &[7]);
+        g.remove_node(1);
+        assert_eq!(g.edge_count(), 0);
+        assert_eq!(g.node_count(), 2);
+        assert!(g.by_name("ns", "N1").is_none());
+        g.remove_node(2);
+        assert_eq!(g.doc_entities(7), &[0]);
+    }
+
+    #[test]
+    fn mentions_are_namespaced() {
+        let g = graph(2, &[]);
+        assert_eq!(g.find_mentions("ns", "see n1 here"), vec![1]);
+        assert!(g.find_mentions("other", "see n1 here").is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+//! SQL for relations between entities and for memory ↔ entity mentions.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::Result;
+use crate::knowledge::Relation;
+
+const COLUMNS: &str = "r.id, r.namespace, r.from_entity, r.to_entity, f.name, t.name, \
+     r.relation_type, r.importance, r.thread_id, r.created_at, r.valid_from, r.valid_until";
+const JOIN: &str = "FROM relations r JOIN entities f ON f.id = r.from_entity \
+     JOIN entities t ON t.id = r.to_entity";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Relation> {
+    Ok(Relation {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        from_entity: r.get(2)?,
+        to_entity: r.get(3)?,
+        from_name: r.get(4)?,
+        to_name: r.get(5)?,
+        relation_type: r.get(6)?,
+        importance: r.get(7)?,
+        thread_id: r.get(8)?,
+        created_at: r.get(9)?,
+        valid_from: r.get(10)?,
+        valid_until: r.get(11)?,
+    })
+}
+
+/// Insert a relation unless the same (from, to, type) exists; returns
+/// whether it was inserted.
+pub fn insert(conn: &Connection, rel: &Relation) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO relations(id, namespace, from_entity, to_entity, relation_type,
+                 importance, thread_id, created_at, valid_from, valid_until)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT(from_entity, to_entity, relation_type) DO NOTHING",
+        )?
+        .execute(params![
+            rel.id,
+            rel.namespace,
+            rel.from_entity,
+            rel.to_entity,
+            rel.relation_type,
+            rel.importance,
+            rel.thread_id,
+            rel.created_at,
+            rel.valid_from,
+            rel.valid_until,
+        ])?;
+    Ok(n > 0)
+}
+
+/// A relation by its triple.
+pub fn by_triple(
+    conn: &Connection,
+    from: &str,
+    to: &str,
+    relation_type: &str,
+) -> Result<Option<Relation>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} {JOIN}
+             WHERE r.from_entity = ?1 AND r.to_entity = ?2 AND r.relation_type = ?3"
+        ))?
+        .query_row(params![from, to, relation_type], from_row)
+        .optional()?)
+}
+
+/// Delete a relation by id; returns whether it existed.
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("DELETE FROM relations WHERE id = ?1")?
+        .execute([id])?
+        > 0)
+}
+
+/// Relations touching an entity (either end).
+pub fn of_entity(conn: &Connection, entity_id: &str) -> Result<Vec<Relation>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} {JOIN} WHERE r.from_entity = ?1 OR r.to_entity = ?1
+         ORDER BY r.created_at, r.id"
+    ))?;
+    let rows = stmt.query_map([entity_id], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every relation of a namespace (for the in-memory graph and exports).
+pub fn all(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Relation>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} {JOIN} WHERE ?1 IS NULL OR r.namespace = ?1 ORDER BY r.created_at, r.id"
+    ))?;
+    let rows = stmt.query_map([namespace], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Number of relations in a namespace.
+pub fn count(conn: &Connection, namespace: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM relations WHERE namespace = ?1")?
+        .query_row([namespace], |r| r.get(0))?)
+}
+
+// -- mentions -----------------------------------------------------------------------
+
+/// Link a memory to an entity (idempotent; an explicit link stays explicit).
+pub fn add_mention(
+    conn: &Connection,
+    memory_id: &str,
+    entity_id: &str,
+    explicit: bool,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO mentions(memory_id, entity_id, explicit) VALUES (?1, ?2, ?3)
+         ON CONFLICT(memory_id, entity_id) DO UPDATE SET explicit = max(explicit, excluded.explicit)",
+    )?
+    .execute(params![memory_id, entity_id, i64::from(explicit)])?;
+    Ok(())
+}
+
+/// Drop a memory's links found by name (explicit ones stay), e.g. when its
+/// content changes and names are matched again.
+pub fn clear_found_mentions(conn: &Connection, memory_id: &str) -> Result<()> {
+    conn.prepare_cached("DELETE FROM mentions WHERE memory_id = ?1 AND explicit = 0")?
+        .execute([memory_id])?;
+    Ok(())
+}
+
+/// Entity ids a memory is linked to.
+pub fn entities_of_memory(conn: &Connection, memory_id: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT entity_id FROM mentions WHERE memory_id = ?1 ORDER BY entity_id")?;
+    let rows = stmt.query_map([memory_id], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every mention as (memory doc key, entity id), for the in-memory graph.
+pub fn all_mentions(conn: &Connection, mut each: impl FnMut(u64, String)) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT m.doc_key, x.entity_id FROM mentions x JOIN memories m ON m.id = x.memory_id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        each(r.get::<_, i64>(0)? as u64, r.get(1)?);
+    }
+    Ok(())
+}

@@ -1,5 +1,6 @@
 """Shared fixtures: a fresh data directory per test, and the real test models
-from ../shared/models (tests that need one skip with a reason when absent)."""
+from ../shared/models (tests that need one skip with a reason when absent;
+the locations live in embeddings_support.models)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,9 @@ import numpy.typing as npt
 import pytest
 
 import memcore
+from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
-MODELS = SHARED / "models"
-MINILM_DIR = MODELS / "all-MiniLM-L6-v2-int8"
-POTION_DIR = MODELS / "potion-base-8M"
-
-
-def require_model(folder: Path) -> Path:
-    """Skip the calling test when a shared test model is missing."""
-    if not (folder / "model.onnx").is_file():
-        pytest.skip(f"test model not found at {folder}")
-    return folder
+__all__ = ["MINILM_DIR", "POTION_DIR", "require_model", "unit"]
 
 
 @pytest.fixture

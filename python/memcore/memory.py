@@ -19,8 +19,9 @@ import numpy.typing as npt
 
 from memcore import _core
 from memcore._facade.facts import FactsAPI
+from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
-from memcore.errors import DimensionMismatchError, invalid
+from memcore.errors import DimensionMismatchError, EmbeddingError, invalid
 
 if TYPE_CHECKING:
     from memcore.embeddings import EmbeddingService
@@ -147,7 +148,7 @@ class Memory(FactsAPI):
                 "path": str(self.path),
                 "schema_version": _core.SCHEMA_VERSION,
                 "read_only": self._engine.read_only,
-                "created_at": meta.get("created_at"),
+                "created_at": _iso_micros(meta.get("created_at")),
             },
             "counts": {"memories": self._engine.count_memories(self._namespace)},
             "embedding": embedding,
@@ -170,24 +171,60 @@ class Memory(FactsAPI):
         from memcore.embeddings import EmbeddingService, expected_identity
 
         if embedder is None:
-            model_id, dim = expected_identity(model or "minilm", model_path)
             try:
-                self._engine.check_embedding_identity(model_id, dim)
-            except DimensionMismatchError:
-                if reset_memory:
-                    self._engine.reset_all()
-                    self._engine.set_embedding_identity(model_id, dim)
-                elif force_model:
-                    model, model_path = self._stored_model(), None
-                else:
-                    raise
+                identity = expected_identity(model or "minilm", model_path)
+            except EmbeddingError:
+                # An unusable model folder: the service reports why in its
+                # error status, and lexical and graph features keep working.
+                identity = None
+            if identity is not None:
+                model, model_path = self._guard(
+                    identity, model, model_path, force_model, reset_memory
+                )
         return EmbeddingService(
             model or "minilm",
             model_path=model_path,
             embedder=embedder,
             cache_size=cache_size,
             batch_size=batch_size,
+            on_ready=None if embedder is None else self._custom_guard(reset_memory),
         )
+
+    def _custom_guard(self, reset_memory: bool) -> Callable[[str, int], None]:
+        """The guard for a custom embedder, run once its probe gave the dimension."""
+
+        def check(model_id: str, dim: int) -> None:
+            try:
+                self._engine.check_embedding_identity(model_id, dim)
+            except DimensionMismatchError:
+                if not reset_memory:
+                    raise
+                self._engine.reset_all()
+                self._engine.set_embedding_identity(model_id, dim)
+
+        return check
+
+    def _guard(
+        self,
+        identity: tuple[str, int],
+        model: str | None,
+        model_path: str | os.PathLike[str] | None,
+        force_model: bool,
+        reset_memory: bool,
+    ) -> tuple[str | None, str | os.PathLike[str] | None]:
+        """Apply the dimension/model guard; returns the model to load."""
+        model_id, dim = identity
+        try:
+            self._engine.check_embedding_identity(model_id, dim)
+        except DimensionMismatchError:
+            if reset_memory:
+                self._engine.reset_all()
+                self._engine.set_embedding_identity(model_id, dim)
+            elif force_model:
+                return self._stored_model(), None
+            else:
+                raise
+        return model, model_path
 
     def _stored_model(self) -> str:
         identity = self._engine.embedding_identity()
@@ -200,3 +237,8 @@ class Memory(FactsAPI):
                 "registry. Pass model_path pointing at that model, or use reset_memory."
             )
         return str(stored)
+
+
+def _iso_micros(value: str | None) -> str | None:
+    """A stored microsecond timestamp (metadata text) as ISO 8601."""
+    return None if value is None else iso(from_micros(int(value)))

@@ -4,6 +4,7 @@
 mod arrays;
 mod engine;
 mod errors;
+mod graph;
 mod json;
 mod memories;
 mod records;

@@ -37,7 +37,7 @@ impl PyEngine {
     ///     PayloadTooLargeError: Content or metadata is over the size limit.
     #[pyo3(signature = (namespace, content, *, memory_type = "semantic", source = "extracted",
         confidence = 1.0, importance = 0.5, metadata = None, thread_id = None, user_id = None,
-        event_time = None, valid_from = None, expires_at = None, vector = None))]
+        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None))]
     #[allow(clippy::too_many_arguments)]
     fn store_memory<'py>(
         &self,
@@ -55,6 +55,7 @@ impl PyEngine {
         valid_from: Option<i64>,
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
+        entities: Option<Vec<String>>,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
         let new = NewMemory {
@@ -71,6 +72,7 @@ impl PyEngine {
             valid_from,
             expires_at,
             embedding: owned_vector(vector),
+            entities: entities.unwrap_or_default(),
         };
         let memory = py.detach(|| engine.store_memory(new))?;
         Ok(memory_dict(py, &memory)?)

@@ -4,7 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use memcore::Memory;
+use memcore::knowledge::{Entity, Observation, Relation};
+use memcore::{Memory, Scores};
 
 /// A memory as a dict with the public field names (DESIGN section 2).
 pub fn memory_dict<'py>(py: Python<'py>, m: &Memory) -> PyResult<Bound<'py, PyDict>> {
@@ -36,4 +37,70 @@ pub fn memory_dict<'py>(py: Python<'py>, m: &Memory) -> PyResult<Bound<'py, PyDi
 /// A list of memories as a list of dicts.
 pub fn memory_dicts<'py>(py: Python<'py>, ms: &[Memory]) -> PyResult<Vec<Bound<'py, PyDict>>> {
     ms.iter().map(|m| memory_dict(py, m)).collect()
+}
+
+/// Per-signal scores as a dict.
+pub fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("vector", s.vector)?;
+    d.set_item("bm25", s.bm25)?;
+    d.set_item("ppr", s.ppr)?;
+    d.set_item("fused", s.fused)?;
+    Ok(d)
+}
+
+/// An entity as a dict (`entityType` also under its contract name).
+pub fn entity_dict<'py>(py: Python<'py>, e: &Entity) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &e.id)?;
+    d.set_item("namespace", &e.namespace)?;
+    d.set_item("name", &e.name)?;
+    d.set_item("entity_type", &e.entity_type)?;
+    d.set_item("description", &e.description)?;
+    d.set_item("importance", e.importance)?;
+    d.set_item("confidence", e.confidence)?;
+    d.set_item("thread_id", &e.thread_id)?;
+    d.set_item("created_at", e.created_at)?;
+    d.set_item("updated_at", e.updated_at)?;
+    d.set_item("valid_from", e.valid_from)?;
+    d.set_item("valid_until", e.valid_until)?;
+    Ok(d)
+}
+
+/// An observation as a dict.
+pub fn observation_dict<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &o.id)?;
+    d.set_item("namespace", &o.namespace)?;
+    d.set_item("entity_id", &o.entity_id)?;
+    d.set_item("entity_name", &o.entity_name)?;
+    d.set_item("content", &o.content)?;
+    d.set_item("version", o.version)?;
+    d.set_item("supersedes", &o.supersedes)?;
+    d.set_item("superseded_by", &o.superseded_by)?;
+    d.set_item("thread_id", &o.thread_id)?;
+    d.set_item("confidence", o.confidence)?;
+    d.set_item("importance", o.importance)?;
+    d.set_item("timestamp", o.created_at)?;
+    d.set_item("valid_from", o.valid_from)?;
+    d.set_item("valid_until", o.valid_until)?;
+    Ok(d)
+}
+
+/// A relation as a dict (`from`/`to` are entity names).
+pub fn relation_dict<'py>(py: Python<'py>, r: &Relation) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &r.id)?;
+    d.set_item("namespace", &r.namespace)?;
+    d.set_item("from", &r.from_name)?;
+    d.set_item("to", &r.to_name)?;
+    d.set_item("from_entity", &r.from_entity)?;
+    d.set_item("to_entity", &r.to_entity)?;
+    d.set_item("relation_type", &r.relation_type)?;
+    d.set_item("importance", r.importance)?;
+    d.set_item("thread_id", &r.thread_id)?;
+    d.set_item("created_at", r.created_at)?;
+    d.set_item("valid_from", r.valid_from)?;
+    d.set_item("valid_until", r.valid_until)?;
+    Ok(d)
 }

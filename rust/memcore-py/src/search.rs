@@ -14,16 +14,7 @@ use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult};
 use crate::memories::valid_at;
-use crate::records::memory_dict;
-
-fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("vector", s.vector)?;
-    d.set_item("bm25", s.bm25)?;
-    d.set_item("ppr", s.ppr)?;
-    d.set_item("fused", s.fused)?;
-    Ok(d)
-}
+use crate::records::{memory_dict, scores_dict};
 
 fn hit_dicts<'py>(
     py: Python<'py>,

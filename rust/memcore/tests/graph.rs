@@ -82,7 +82,7 @@ fn seed_example() -> SaveRequest {
 fn the_seed_request_saves_atomically_with_quality_one() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    let outcome = engine.save_memory(seed_example()).unwrap();
+    let outcome = engine.save_memory(&seed_example()).unwrap();
     assert_eq!(outcome.entities_created, 3);
     assert_eq!(outcome.relations_created, 6);
     assert_eq!(outcome.observations_created, 9);
@@ -105,7 +105,7 @@ fn any_problem_rejects_the_whole_request() {
     let engine = open(dir.path());
     let mut bad = seed_example();
     bad.entities[2].observations.push("x".repeat(165));
-    let err = engine.save_memory(bad).unwrap_err();
+    let err = engine.save_memory(&bad).unwrap_err();
     assert_eq!(err.code(), "VALIDATION_FAILED");
     assert!(
         err.to_string()
@@ -120,7 +120,7 @@ fn any_problem_rejects_the_whole_request() {
         &["Some fact"],
         vec![rel("NonExistent", "x")],
     )]);
-    let err = engine.save_memory(unknown).unwrap_err();
+    let err = engine.save_memory(&unknown).unwrap_err();
     assert!(
         err.to_string()
             .contains("Target entity 'NonExistent' not found in request")
@@ -131,7 +131,7 @@ fn any_problem_rejects_the_whole_request() {
         &["Some fact"],
         vec![],
     )]);
-    let err = engine.save_memory(lonely).unwrap_err();
+    let err = engine.save_memory(&lonely).unwrap_err();
     assert!(
         err.to_string()
             .contains("Entity 'Isolated Entity' must have at least 1 relation")
@@ -143,7 +143,7 @@ fn any_problem_rejects_the_whole_request() {
 fn saving_an_existing_entity_extends_it() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    engine.save_memory(seed_example()).unwrap();
+    engine.save_memory(&seed_example()).unwrap();
     let more = request(vec![entity(
         "ANDRII",
         "Person",
@@ -153,7 +153,7 @@ fn saving_an_existing_entity_extends_it() {
             rel("Python Scripts", "maintains"),
         ],
     )]);
-    let outcome = engine.save_memory(more).unwrap();
+    let outcome = engine.save_memory(&more).unwrap();
     assert_eq!(outcome.entities_created, 0);
     assert_eq!(outcome.entities_updated, 1);
     assert_eq!(
@@ -168,7 +168,7 @@ fn saving_an_existing_entity_extends_it() {
 fn observation_versions_form_a_chain() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    engine.save_memory(seed_example()).unwrap();
+    engine.save_memory(&seed_example()).unwrap();
     let ctx = WriteContext {
         namespace: "default".into(),
         ..WriteContext::default()
@@ -184,7 +184,7 @@ fn observation_versions_form_a_chain() {
         .add_observations(
             &ctx,
             "Python Scripts",
-            vec![ObservationDraft {
+            &[ObservationDraft {
                 content: "Uses python-docx 1.3.0".into(),
                 supersedes: Some(old.id.clone()),
                 ..ObservationDraft::default()
@@ -208,7 +208,7 @@ fn observation_versions_form_a_chain() {
 fn traversal_and_paths() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    engine.save_memory(seed_example()).unwrap();
+    engine.save_memory(&seed_example()).unwrap();
     let chain = request(vec![
         entity(
             "Google",
@@ -223,7 +223,7 @@ fn traversal_and_paths() {
             vec![rel("Google", "hosts")],
         ),
     ]);
-    engine.save_memory(chain).unwrap();
+    engine.save_memory(&chain).unwrap();
     let out = engine
         .get_related(
             "default",
@@ -281,7 +281,7 @@ fn memories_mention_entities_and_ppr_ranks_graph_neighbours() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     engine
-        .save_memory(request(vec![
+        .save_memory(&request(vec![
             entity(
                 "Alice",
                 "Person",
@@ -330,7 +330,7 @@ fn new_entities_link_existing_memories_and_deletes_cascade() {
         .store_memory(NewMemory::text("Bob prefers tea over coffee"))
         .unwrap();
     engine
-        .save_memory(request(vec![
+        .save_memory(&request(vec![
             entity(
                 "Bob",
                 "Person",
@@ -370,7 +370,7 @@ fn graph_survives_reopen_and_exports_arrays() {
     let dir = tempfile::tempdir().unwrap();
     {
         let engine = open(dir.path());
-        engine.save_memory(seed_example()).unwrap();
+        engine.save_memory(&seed_example()).unwrap();
         engine
             .store_memory(NewMemory::text("Andrii updated the Portfolio again"))
             .unwrap();

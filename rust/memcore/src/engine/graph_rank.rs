@@ -90,20 +90,20 @@ impl Engine {
 fn entity_documents(graph: &Graph, catalog: &Catalog, filter: &Filter, node: NodeId) -> Vec<u64> {
     let n = graph.node(node);
     let mut keys = vec![n.doc_key];
-    if filter.kinds.contains(Kind::Observation) {
-        if let Some(scope) = catalog.sym(&n.entity_id) {
-            let observations = Filter {
-                scope: Some(scope),
-                kinds: KindSet::only(Kind::Observation),
-                ..*filter
-            };
-            keys.extend(
-                catalog
-                    .candidates(&observations)
-                    .into_iter()
-                    .take(DOCS_PER_ENTITY),
-            );
-        }
+    if filter.kinds.contains(Kind::Observation)
+        && let Some(scope) = catalog.sym(&n.entity_id)
+    {
+        let observations = Filter {
+            scope: Some(scope),
+            kinds: KindSet::only(Kind::Observation),
+            ..*filter
+        };
+        keys.extend(
+            catalog
+                .candidates(&observations)
+                .into_iter()
+                .take(DOCS_PER_ENTITY),
+        );
     }
     keys.extend(graph.mentioned_in(node).iter().rev().take(DOCS_PER_ENTITY));
     keys.retain(|k| catalog.admits(*k, filter));

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::Connection;
 
 use super::Engine;
+use super::graph_write::entity_by_name;
 use crate::error::{Error, Result};
 use crate::graph::ppr::{PprParams, personalized_pagerank};
 use crate::graph::traverse::{WalkFilter, related, shortest_path};
@@ -97,7 +98,7 @@ impl Engine {
     pub fn get_entity(&self, namespace: &str, name: &str) -> Result<EntityView> {
         validate_namespace(namespace)?;
         let conn = self.store.reader()?;
-        let entity = self.entity_by_name(&conn, namespace, name)?;
+        let entity = entity_by_name(&conn, namespace, name)?;
         entity_view(&conn, entity, true)
     }
 
@@ -111,10 +112,10 @@ impl Engine {
         let conn = self.store.reader()?;
         let mut views = Vec::new();
         for name in names {
-            if let Some(e) = ent::by_name(&conn, namespace, &name_key(name))? {
-                if !views.iter().any(|v: &EntityView| v.entity.id == e.id) {
-                    views.push(entity_view(&conn, e, true)?);
-                }
+            if let Some(e) = ent::by_name(&conn, namespace, &name_key(name))?
+                && !views.iter().any(|v: &EntityView| v.entity.id == e.id)
+            {
+                views.push(entity_view(&conn, e, true)?);
             }
         }
         let relations = relations_among(&views);
@@ -187,7 +188,7 @@ impl Engine {
         check_depth("depth", depth, MAX_DEPTH)?;
         super::memories::check_limit(limit)?;
         let conn = self.store.reader()?;
-        let start = self.entity_by_name(&conn, namespace, name)?;
+        let start = entity_by_name(&conn, namespace, name)?;
         let reached: Vec<(String, usize, String, String)> = {
             let graph = self.indexes.graph.read();
             let Some(node) = graph.by_entity(&start.id) else {
@@ -242,8 +243,8 @@ impl Engine {
         validate_namespace(namespace)?;
         check_depth("max_depth", max_depth, MAX_PATH)?;
         let conn = self.store.reader()?;
-        let a = self.entity_by_name(&conn, namespace, from)?;
-        let b = self.entity_by_name(&conn, namespace, to)?;
+        let a = entity_by_name(&conn, namespace, from)?;
+        let b = entity_by_name(&conn, namespace, to)?;
         let path: Vec<String> = {
             let graph = self.indexes.graph.read();
             let (Some(na), Some(nb)) = (graph.by_entity(&a.id), graph.by_entity(&b.id)) else {
@@ -275,7 +276,7 @@ impl Engine {
     ) -> Result<Vec<Observation>> {
         validate_namespace(namespace)?;
         let conn = self.store.reader()?;
-        let owner = self.entity_by_name(&conn, namespace, entity)?;
+        let owner = entity_by_name(&conn, namespace, entity)?;
         let not_found = || Error::NotFound {
             kind: "Observation",
             id: format!("{observation_id} (of entity '{entity}')"),
@@ -429,6 +430,49 @@ impl Engine {
                 out.targets.push(index[&other]);
                 out.weights.push(edge.weight);
                 out.relation_types.push(edge.relation_type.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// `search_nodes`: hybrid recall over entity names/types/descriptions and
+    /// observations, grouped by entity (an entity ranks by its best hit).
+    pub fn search_nodes(
+        &self,
+        namespace: &str,
+        text: &str,
+        vector: Option<&[f32]>,
+        limit: usize,
+        options: &super::RecallOptions,
+    ) -> Result<Vec<(EntityView, super::Scores)>> {
+        let query = super::SearchQuery {
+            kinds: crate::kind::KindSet::of(&[
+                crate::kind::Kind::Entity,
+                crate::kind::Kind::Observation,
+            ]),
+            limit: super::MAX_RESULTS,
+            ..super::SearchQuery::memories(namespace, super::MAX_RESULTS)
+        };
+        let hits = self.recall(&query, text, vector, options)?;
+        let keys: Vec<u64> = hits.iter().map(|h| h.key).collect();
+        let (entities, observations) = self.knowledge_for(&keys)?;
+        let conn = self.store.reader()?;
+        let mut out: Vec<(EntityView, super::Scores)> = Vec::new();
+        for hit in hits {
+            let entity = match (entities.get(&hit.key), observations.get(&hit.key)) {
+                (Some(e), _) => e.clone(),
+                (None, Some(o)) => match ent::by_id(&conn, &o.entity_id)? {
+                    Some(e) => e,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            if out.iter().any(|(v, _)| v.entity.id == entity.id) {
+                continue;
+            }
+            out.push((entity_view(&conn, entity, true)?, hit.scores));
+            if out.len() == limit {
+                break;
             }
         }
         Ok(out)

@@ -89,19 +89,19 @@ impl Engine {
     /// `save_memory`: validate the whole request (nothing is written on any
     /// problem), then create or extend every entity with its observations
     /// and relations in one transaction.
-    pub fn save_memory(&self, request: SaveRequest) -> Result<SaveOutcome> {
+    pub fn save_memory(&self, request: &SaveRequest) -> Result<SaveOutcome> {
         validate_namespace(&request.namespace)?;
         let now = now_micros();
         self.store.write_then(
             |tx| {
                 let ns = request.namespace.as_str();
                 let exists = |key: &str| ent::by_name(tx, ns, key).is_ok_and(|e| e.is_some());
-                let problems = save::validate(&request, &exists);
+                let problems = save::validate(request, &exists);
                 if !problems.is_empty() {
                     return Err(save::rejection(&problems));
                 }
                 let mut outcome = SaveOutcome {
-                    quality_score: save::quality_score(&request),
+                    quality_score: save::quality_score(request),
                     ..SaveOutcome::default()
                 };
                 let ctx = WriteContext {
@@ -136,7 +136,7 @@ impl Engine {
                     for r in &draft.relations {
                         let to = match ids.get(&name_key(&r.target)) {
                             Some(id) => id.clone(),
-                            None => self.entity_id(tx, ns, &r.target)?,
+                            None => entity_id(tx, ns, &r.target)?,
                         };
                         if self.insert_relation(tx, &ctx, &from, &to, r, now, &mut changes)? {
                             outcome.relations_created += 1;
@@ -210,10 +210,10 @@ impl Engine {
     pub fn create_relations(
         &self,
         ctx: &WriteContext,
-        relations: Vec<(String, RelationDraft)>,
+        relations: &[(String, RelationDraft)],
     ) -> Result<Vec<Relation>> {
         validate_namespace(&ctx.namespace)?;
-        for (from, r) in &relations {
+        for (from, r) in relations {
             for (what, value) in [("relationType", &r.relation_type)] {
                 if let Some(p) = rules::type_problem(what, value) {
                     return Err(Error::invalid("relationType", p));
@@ -230,9 +230,9 @@ impl Engine {
         self.store.write_then(
             |tx| {
                 let mut changes = Vec::new();
-                for (from, r) in &relations {
-                    let from_id = self.entity_id(tx, &ctx.namespace, from)?;
-                    let to_id = self.entity_id(tx, &ctx.namespace, &r.target)?;
+                for (from, r) in relations {
+                    let from_id = entity_id(tx, &ctx.namespace, from)?;
+                    let to_id = entity_id(tx, &ctx.namespace, &r.target)?;
                     self.insert_relation(tx, ctx, &from_id, &to_id, r, now, &mut changes)?;
                 }
                 Ok(changes)
@@ -258,10 +258,10 @@ impl Engine {
         &self,
         ctx: &WriteContext,
         entity_name: &str,
-        drafts: Vec<ObservationDraft>,
+        drafts: &[ObservationDraft],
     ) -> Result<Vec<Observation>> {
         validate_namespace(&ctx.namespace)?;
-        for d in &drafts {
+        for d in drafts {
             if let Some((problem, suggestion)) = rules::observation_problem(&d.content) {
                 return Err(Error::ValidationFailed {
                     message: format!("Validation failed: {problem} (entity '{entity_name}')."),
@@ -275,10 +275,10 @@ impl Engine {
         let now = now_micros();
         self.store.write_then(
             |tx| {
-                let entity = self.entity_by_name(tx, &ctx.namespace, entity_name)?;
+                let entity = entity_by_name(tx, &ctx.namespace, entity_name)?;
                 let mut changes = Vec::new();
                 let created =
-                    self.insert_observations(tx, ctx, &entity, &drafts, now, &mut changes)?;
+                    self.insert_observations(tx, ctx, &entity, drafts, now, &mut changes)?;
                 Ok((created, changes))
             },
             |(created, changes)| {
@@ -347,7 +347,7 @@ impl Engine {
         let now = now_micros();
         self.store.write_then(
             |tx| {
-                let entity = self.entity_by_name(tx, namespace, entity_name)?;
+                let entity = entity_by_name(tx, namespace, entity_name)?;
                 let mut changes = Vec::new();
                 for o in ent::observations_of(tx, &entity.id, false)? {
                     if !which.iter().any(|w| *w == o.id || *w == o.content) {
@@ -410,22 +410,6 @@ impl Engine {
     }
 
     // -- building blocks (inside a transaction) ----------------------------------------
-
-    pub(super) fn entity_by_name(
-        &self,
-        conn: &Connection,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Entity> {
-        ent::by_name(conn, namespace, &name_key(name))?.ok_or_else(|| Error::NotFound {
-            kind: "Entity",
-            id: name.to_owned(),
-        })
-    }
-
-    fn entity_id(&self, conn: &Connection, namespace: &str, name: &str) -> Result<String> {
-        Ok(self.entity_by_name(conn, namespace, name)?.id)
-    }
 
     /// Create an entity, or extend the stored one of the same name. Returns
     /// it, whether it was created, and type warnings.
@@ -792,6 +776,18 @@ impl Engine {
             self.note_dim(v.len());
         }
     }
+}
+
+/// An entity by name (case-insensitive), or NOT_FOUND.
+pub(super) fn entity_by_name(conn: &Connection, namespace: &str, name: &str) -> Result<Entity> {
+    ent::by_name(conn, namespace, &name_key(name))?.ok_or_else(|| Error::NotFound {
+        kind: "Entity",
+        id: name.to_owned(),
+    })
+}
+
+fn entity_id(conn: &Connection, namespace: &str, name: &str) -> Result<String> {
+    Ok(entity_by_name(conn, namespace, name)?.id)
 }
 
 /// A draft's observations, each paired with its embedding.

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::vector::SharedVector;
 
 /// How often uncommitted text is committed.
-const COMMIT_INTERVAL: Duration = Duration::from_millis(1000);
+const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
 /// How often a changed vector graph is saved (replay covers the rest).
 const SAVE_INTERVAL: Duration = Duration::from_secs(30);
 /// Commit text early when this many documents wait.

@@ -85,10 +85,10 @@ impl Indexes {
 
     /// The vector index for `dim`, created empty on the first vector.
     pub fn vectors_for(&self, dim: usize) -> Result<Arc<VectorIndex>> {
-        if let Some(v) = self.vectors() {
-            if v.dim() == dim {
-                return Ok(v);
-            }
+        if let Some(v) = self.vectors()
+            && v.dim() == dim
+        {
+            return Ok(v);
         }
         let mut slot = self.vectors.write();
         match slot.as_ref() {

@@ -205,37 +205,27 @@ impl Engine {
                 let new_content = apply_patch(&mut m, patch, now);
                 check_expiry(&m)?;
                 let mut changes = Vec::new();
-                let (seq, content_change) = match new_content {
-                    Some(content) => {
-                        let vector = self.checked_vector(tx, embedding)?;
-                        let seq = oplog::append(
-                            tx,
-                            now,
-                            Action::Upsert,
-                            Kind::Memory,
-                            id,
-                            namespace,
-                            Some(prev),
-                        )?;
-                        rows::update_content(tx, id, &content, seq, vector.as_deref())?;
-                        m.content = content;
-                        // Names are matched again on the new text; explicit links stay.
-                        crate::store::relations::clear_found_mentions(tx, id)?;
-                        self.link_mentions(tx, &m, seq, Some(prev), &[], now, &mut changes)?;
-                        (seq, Some(vector))
-                    }
-                    None => {
-                        let seq = oplog::append(
-                            tx,
-                            now,
-                            Action::Meta,
-                            Kind::Memory,
-                            id,
-                            namespace,
-                            None,
-                        )?;
-                        (seq, None)
-                    }
+                let (seq, content_change) = if let Some(content) = new_content {
+                    let vector = self.checked_vector(tx, embedding)?;
+                    let seq = oplog::append(
+                        tx,
+                        now,
+                        Action::Upsert,
+                        Kind::Memory,
+                        id,
+                        namespace,
+                        Some(prev),
+                    )?;
+                    rows::update_content(tx, id, &content, seq, vector.as_deref())?;
+                    m.content = content;
+                    // Names are matched again on the new text; explicit links stay.
+                    crate::store::relations::clear_found_mentions(tx, id)?;
+                    self.link_mentions(tx, &m, seq, Some(prev), &[], now, &mut changes)?;
+                    (seq, Some(vector))
+                } else {
+                    let seq =
+                        oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
+                    (seq, None)
                 };
                 rows::update_fields(tx, &m)?;
                 Ok((m, seq, prev, content_change, changes))

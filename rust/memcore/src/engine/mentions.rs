@@ -17,6 +17,7 @@ impl Engine {
     /// Inside a write: link `memory` (whose document key is `doc_key`, and
     /// `prev` before this write) to its entities, recording the links and
     /// the graph change to apply after commit.
+    #[allow(clippy::too_many_arguments)] // one transaction's context, passed through
     pub(super) fn link_mentions(
         &self,
         tx: &Connection,

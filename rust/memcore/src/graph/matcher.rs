@@ -69,10 +69,10 @@ impl NameMatcher {
         let lower = text.to_lowercase();
         let mut found = Vec::new();
         let mut accept = |name: &str, start: usize| {
-            if is_word_bounded(&lower, start, start + name.len()) {
-                if let Some(nodes) = self.names.get(name) {
-                    found.extend(nodes.iter().copied());
-                }
+            if is_word_bounded(&lower, start, start + name.len())
+                && let Some(nodes) = self.names.get(name)
+            {
+                found.extend(nodes.iter().copied());
             }
         };
         if let Some(ac) = &self.automaton {

@@ -1,7 +1,7 @@
 //! Breadth-first walks: entities within `depth` hops, and the shortest
 //! relation path between two entities.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{Direction, EdgeId, Graph, NodeId};
 use crate::temporal::{Timestamp, ValidAt};
@@ -50,7 +50,7 @@ pub fn related(
     depth: usize,
     filter: &WalkFilter<'_>,
 ) -> Vec<Reached> {
-    let mut seen: HashMap<NodeId, ()> = HashMap::from([(start, ())]);
+    let mut seen: HashSet<NodeId> = HashSet::from([start]);
     let mut out = Vec::new();
     let mut frontier = VecDeque::from([(start, 0usize)]);
     while let Some((node, d)) = frontier.pop_front() {
@@ -58,7 +58,7 @@ pub fn related(
             continue;
         }
         for (edge, other) in steps(graph, node, filter) {
-            if seen.insert(other, ()).is_none() {
+            if seen.insert(other) {
                 out.push(Reached {
                     node: other,
                     depth: d + 1,

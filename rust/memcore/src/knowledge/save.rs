@@ -175,10 +175,10 @@ fn check_entity(
         ("confidence", entity.confidence),
         ("importance", entity.importance),
     ] {
-        if let Some(v) = value {
-            if let Err(e) = validate_unit(field, v) {
-                problems.push(Problem::new(who, Some(json!(v)), e.to_string(), "Use 0-1."));
-            }
+        if let Some(v) = value
+            && let Err(e) = validate_unit(field, v)
+        {
+            problems.push(Problem::new(who, Some(json!(v)), e.to_string(), "Use 0-1."));
         }
     }
     if strict && entity.observations.is_empty() {
@@ -251,15 +251,15 @@ fn check_relation(
             "Use a short verb phrase such as 'created', 'uses' or 'works on'.",
         ));
     }
-    if let Some(v) = relation.importance {
-        if let Err(e) = validate_unit("importance", v) {
-            problems.push(Problem::new(
-                who,
-                Some(value),
-                e.to_string(),
-                "Use 0-1 (default 0.7).",
-            ));
-        }
+    if let Some(v) = relation.importance
+        && let Err(e) = validate_unit("importance", v)
+    {
+        problems.push(Problem::new(
+            who,
+            Some(value),
+            e.to_string(),
+            "Use 0-1 (default 0.7).",
+        ));
     }
 }
 

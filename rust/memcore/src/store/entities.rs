@@ -4,6 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::Result;
 use crate::knowledge::{Entity, Observation};
+use crate::store::IndexRow;
 use crate::store::vectors::{decode, encode};
 use crate::temporal::Timestamp;
 
@@ -199,7 +200,7 @@ pub fn delete(conn: &Connection, id: &str) -> Result<Vec<(String, i64)>> {
 }
 
 /// The indexed content of an entity: key, text, vector.
-pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<(u64, String, Option<Vec<f32>>)>> {
+pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
     Ok(conn
         .prepare_cached(
             "SELECT doc_key, name, entity_type, description, embedding FROM entities WHERE id = ?1",
@@ -348,10 +349,7 @@ pub fn delete_observation(conn: &Connection, id: &str) -> Result<Option<i64>> {
 }
 
 /// The indexed content of an observation: key, text, vector.
-pub fn observation_index_doc(
-    conn: &Connection,
-    id: &str,
-) -> Result<Option<(u64, String, Option<Vec<f32>>)>> {
+pub fn observation_index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
     Ok(conn
         .prepare_cached("SELECT doc_key, content, embedding FROM observations WHERE id = ?1")?
         .query_row([id], |r| {

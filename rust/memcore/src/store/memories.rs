@@ -5,6 +5,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::Result;
 use crate::memory::{Memory, MemoryType, Source};
+use crate::store::IndexRow;
 use crate::store::vectors::{decode, encode};
 use crate::temporal::{Timestamp, ValidAt};
 
@@ -260,7 +261,7 @@ pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Resu
 }
 
 /// The indexed content of a memory: its current key, text and vector.
-pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<(u64, String, Option<Vec<f32>>)>> {
+pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
     Ok(conn
         .prepare_cached("SELECT doc_key, content, embedding FROM memories WHERE id = ?1")?
         .query_row([id], |r| {

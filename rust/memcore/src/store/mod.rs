@@ -35,6 +35,9 @@ use crate::error::{Error, Result};
 pub use lock::{DirLock, LOCK_FILE};
 pub use schema::latest_version as schema_version;
 
+/// A searchable record's indexed content: document key, text, vector.
+pub type IndexRow = (u64, String, Option<Vec<f32>>);
+
 /// File name of the database inside a data directory.
 pub const DB_FILE: &str = "memcore.db";
 

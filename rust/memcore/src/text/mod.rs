@@ -273,10 +273,10 @@ impl TextIndex {
             let start_threshold = best.threshold();
             let mut on_hit = |doc: u32, score: f32| {
                 let live = alive.is_none_or(|a| a.is_alive(doc));
-                if let (true, Some(key)) = (live, keys.first(doc)) {
-                    if admit(key) {
-                        best.push(key, score);
-                    }
+                if let (true, Some(key)) = (live, keys.first(doc))
+                    && admit(key)
+                {
+                    best.push(key, score);
                 }
                 best.threshold()
             };

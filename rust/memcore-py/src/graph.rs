@@ -1,0 +1,571 @@
+//! Knowledge-graph operations on `Engine`. Requests arrive as plain dicts in
+//! the `save_memory` contract's field names; results leave as dicts.
+
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use memcore::engine::{Analytics, EntityView, ObservationDraft, RelatedEntity, WriteContext};
+use memcore::graph::Direction;
+use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
+use memcore::knowledge::{Entity, Observation, Relation};
+use memcore::{RecallOptions, Scores};
+
+use crate::arrays::owned_vector;
+use crate::engine::PyEngine;
+use crate::errors::{BindResult, InvalidParameterError};
+use crate::memories::valid_at;
+use crate::records::{entity_dict, observation_dict, relation_dict, scores_dict};
+
+/// One relation of a request: `{targetEntity, relationType, importance?}`.
+#[derive(FromPyObject)]
+struct RelationArg {
+    #[pyo3(item("targetEntity"))]
+    target: String,
+    #[pyo3(item("relationType"))]
+    relation_type: String,
+    #[pyo3(item, default)]
+    importance: Option<f64>,
+}
+
+/// One entity of a request, plus the vectors the facade computed for it.
+#[derive(FromPyObject)]
+struct EntityArg<'py> {
+    #[pyo3(item)]
+    name: String,
+    #[pyo3(item("entityType"))]
+    entity_type: String,
+    #[pyo3(item, default)]
+    description: Option<String>,
+    #[pyo3(item, default)]
+    observations: Vec<String>,
+    #[pyo3(item, default)]
+    relations: Vec<RelationArg>,
+    #[pyo3(item, default)]
+    confidence: Option<f64>,
+    #[pyo3(item, default)]
+    importance: Option<f64>,
+    #[pyo3(item, default)]
+    vector: Option<PyReadonlyArray1<'py, f32>>,
+    #[pyo3(item, default)]
+    observation_vectors: Vec<Option<PyReadonlyArray1<'py, f32>>>,
+}
+
+/// Extract entity dicts, turning shape errors into INVALID_PARAMETER that
+/// name the entity's position and the field.
+fn entity_drafts(items: &[Bound<'_, PyAny>]) -> PyResult<Vec<EntityDraft>> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let arg: EntityArg<'_> = item.extract().map_err(|e: PyErr| {
+                let err = InvalidParameterError::new_err(format!(
+                    "entities[{i}] is malformed: {e}. Each entity needs name, entityType, \
+                     observations and relations."
+                ));
+                Python::attach(|py| {
+                    let d = PyDict::new(py);
+                    let _ = d.set_item("field", format!("entities[{i}]"));
+                    let _ = err.value(py).setattr("details", d);
+                });
+                err
+            })?;
+            Ok(EntityDraft {
+                name: arg.name,
+                entity_type: arg.entity_type,
+                description: arg.description,
+                observations: arg.observations,
+                relations: arg
+                    .relations
+                    .into_iter()
+                    .map(|r| RelationDraft {
+                        target: r.target,
+                        relation_type: r.relation_type,
+                        importance: r.importance,
+                    })
+                    .collect(),
+                confidence: arg.confidence,
+                importance: arg.importance,
+                embedding: owned_vector(arg.vector),
+                observation_embeddings: arg
+                    .observation_vectors
+                    .into_iter()
+                    .map(owned_vector)
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn view_dict<'py>(py: Python<'py>, v: &EntityView) -> PyResult<Bound<'py, PyDict>> {
+    let d = entity_dict(py, &v.entity)?;
+    let observations: Vec<Bound<'py, PyDict>> = v
+        .observations
+        .iter()
+        .map(|o| observation_dict(py, o))
+        .collect::<PyResult<_>>()?;
+    d.set_item("observations", observations)?;
+    d.set_item("observation_count", v.observation_count)?;
+    d.set_item("relations", relation_dicts(py, &v.relations)?)?;
+    Ok(d)
+}
+
+fn relation_dicts<'py>(py: Python<'py>, rs: &[Relation]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    rs.iter().map(|r| relation_dict(py, r)).collect()
+}
+
+fn entity_dicts<'py>(py: Python<'py>, es: &[Entity]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    es.iter().map(|e| entity_dict(py, e)).collect()
+}
+
+fn observation_dicts<'py>(
+    py: Python<'py>,
+    os: &[Observation],
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    os.iter().map(|o| observation_dict(py, o)).collect()
+}
+
+fn related_dict<'py>(py: Python<'py>, r: &RelatedEntity) -> PyResult<Bound<'py, PyDict>> {
+    let d = entity_dict(py, &r.entity)?;
+    d.set_item("depth", r.depth)?;
+    d.set_item("via", relation_dict(py, &r.via)?)?;
+    d.set_item("parent", &r.parent)?;
+    Ok(d)
+}
+
+fn analytics_dict<'py>(py: Python<'py>, a: &Analytics) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let recent: Vec<Bound<'py, PyDict>> = a
+        .recent_changes
+        .iter()
+        .map(|c| {
+            let x = entity_dict(py, &c.entity)?;
+            x.set_item("change_type", c.change_type)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("recent_changes", recent)?;
+    let top: Vec<Bound<'py, PyDict>> = a
+        .top_important
+        .iter()
+        .map(|(e, n)| {
+            let x = entity_dict(py, e)?;
+            x.set_item("observation_count", n)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("top_important", top)?;
+    let connected: Vec<Bound<'py, PyDict>> = a
+        .most_connected
+        .iter()
+        .map(|c| {
+            let x = entity_dict(py, &c.entity)?;
+            x.set_item("relation_count", c.relation_count)?;
+            x.set_item("connected_to", &c.connected_to)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("most_connected", connected)?;
+    let orphaned: Vec<Bound<'py, PyDict>> = a
+        .orphaned
+        .iter()
+        .map(|(e, reason)| {
+            let x = entity_dict(py, e)?;
+            x.set_item("reason", *reason)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("orphaned_entities", orphaned)?;
+    Ok(d)
+}
+
+fn context(
+    namespace: String,
+    thread_id: Option<String>,
+    confidence: Option<f64>,
+    importance: Option<f64>,
+) -> WriteContext {
+    WriteContext {
+        namespace,
+        thread_id,
+        confidence,
+        importance,
+    }
+}
+
+#[pymethods]
+impl PyEngine {
+    /// The text an entity is searched (and embedded) by.
+    #[staticmethod]
+    #[pyo3(signature = (name, entity_type, description = None))]
+    fn entity_document_text(name: &str, entity_type: &str, description: Option<&str>) -> String {
+        Entity::document_text(name, entity_type, description)
+    }
+
+    /// `save_memory`: entities with observations and relations, validated as
+    /// a whole and written atomically. `strict=False` relaxes the "at least
+    /// one observation and one relation" rule (reference-server semantics).
+    ///
+    /// Raises:
+    ///     ValidationFailedError: Any rule broken; `details["problems"]` lists them all.
+    #[pyo3(signature = (namespace, thread_id, entities, *, strict = true))]
+    fn save_memory<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        thread_id: String,
+        entities: Vec<Bound<'py, PyAny>>,
+        strict: bool,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let request = SaveRequest {
+            namespace,
+            thread_id,
+            entities: entity_drafts(&entities)?,
+            require_links: strict,
+        };
+        let outcome = py.detach(|| engine.save_memory(&request))?;
+        let d = PyDict::new(py);
+        d.set_item("entities_created", outcome.entities_created)?;
+        d.set_item("entities_updated", outcome.entities_updated)?;
+        d.set_item("relations_created", outcome.relations_created)?;
+        d.set_item("observations_created", outcome.observations_created)?;
+        d.set_item("warnings", outcome.warnings)?;
+        d.set_item("quality_score", outcome.quality_score)?;
+        Ok(d)
+    }
+
+    /// New entities (existing names skipped), each with optional observations.
+    #[pyo3(signature = (namespace, entities, *, thread_id = None))]
+    fn create_entities<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        entities: Vec<Bound<'py, PyAny>>,
+        thread_id: Option<String>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let drafts = entity_drafts(&entities)?;
+        let ctx = context(namespace, thread_id, None, None);
+        let created = py.detach(|| engine.create_entities(&ctx, drafts))?;
+        Ok(entity_dicts(py, &created)?)
+    }
+
+    /// Relations `(from, to, relationType, importance or None)` between
+    /// existing entities (duplicates skipped); returns those created.
+    #[pyo3(signature = (namespace, relations, *, thread_id = None))]
+    fn create_relations<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        relations: Vec<(String, String, String, Option<f64>)>,
+        thread_id: Option<String>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let drafts: Vec<(String, RelationDraft)> = relations
+            .into_iter()
+            .map(|(from, to, kind, importance)| {
+                (
+                    from,
+                    RelationDraft {
+                        target: to,
+                        relation_type: kind,
+                        importance,
+                    },
+                )
+            })
+            .collect();
+        let ctx = context(namespace, thread_id, None, None);
+        let created = py.detach(|| engine.create_relations(&ctx, &drafts))?;
+        Ok(relation_dicts(py, &created)?)
+    }
+
+    /// Append observations to an entity; with `supersedes`, the (single)
+    /// content becomes the next version of that observation.
+    #[pyo3(signature = (namespace, entity, contents, *, supersedes = None, vectors = None,
+        thread_id = None, confidence = None, importance = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_observations<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        entity: &str,
+        contents: Vec<String>,
+        supersedes: Option<String>,
+        vectors: Option<Vec<Option<PyReadonlyArray1<'py, f32>>>>,
+        thread_id: Option<String>,
+        confidence: Option<f64>,
+        importance: Option<f64>,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        if supersedes.is_some() && contents.len() != 1 {
+            return Err(InvalidParameterError::new_err(
+                "supersedes replaces one observation: pass exactly one new content with it.",
+            )
+            .into());
+        }
+        let mut vectors = vectors.unwrap_or_default().into_iter();
+        let drafts: Vec<ObservationDraft> = contents
+            .into_iter()
+            .map(|content| ObservationDraft {
+                content,
+                embedding: vectors.next().and_then(owned_vector),
+                supersedes: supersedes.clone(),
+            })
+            .collect();
+        let ctx = context(namespace, thread_id, confidence, importance);
+        let created = py.detach(|| engine.add_observations(&ctx, entity, &drafts))?;
+        Ok(observation_dicts(py, &created)?)
+    }
+
+    /// Delete entities by name with everything attached; returns the names deleted.
+    fn delete_entities(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        names: Vec<String>,
+    ) -> BindResult<Vec<String>> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.delete_entities(namespace, &names))?)
+    }
+
+    /// Delete an entity's observations, each given by id or exact content.
+    fn delete_observations(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        entity: &str,
+        which: Vec<String>,
+    ) -> BindResult<usize> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.delete_observations(namespace, entity, &which))?)
+    }
+
+    /// Delete relations given as `(from, to, relationType)`; returns how many existed.
+    fn delete_relations(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        relations: Vec<(String, String, String)>,
+    ) -> BindResult<usize> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.delete_relations(namespace, &relations))?)
+    }
+
+    /// One entity with its current observations and relations.
+    fn get_entity<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        name: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let view = py.detach(|| engine.get_entity(namespace, name))?;
+        Ok(view_dict(py, &view)?)
+    }
+
+    /// Entities by name and the relations among them: `(entities, relations)`.
+    fn open_nodes<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        names: Vec<String>,
+    ) -> BindResult<(Vec<Bound<'py, PyDict>>, Vec<Bound<'py, PyDict>>)> {
+        let engine = self.engine()?;
+        let (views, relations) = py.detach(|| engine.open_nodes(namespace, &names))?;
+        let views = views
+            .iter()
+            .map(|v| view_dict(py, v))
+            .collect::<PyResult<_>>()?;
+        Ok((views, relation_dicts(py, &relations)?))
+    }
+
+    /// A page of the graph; `summary` leaves observations out (counts only).
+    #[pyo3(signature = (namespace, *, limit = 50, offset = 0, summary = false))]
+    fn read_graph<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        limit: usize,
+        offset: usize,
+        summary: bool,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let page = py.detach(|| engine.read_graph(namespace, limit, offset, summary))?;
+        let d = PyDict::new(py);
+        let views: Vec<Bound<'py, PyDict>> = page
+            .entities
+            .iter()
+            .map(|v| view_dict(py, v))
+            .collect::<PyResult<_>>()?;
+        d.set_item("entities", views)?;
+        d.set_item("relations", relation_dicts(py, &page.relations)?)?;
+        d.set_item("total_entities", page.total_entities)?;
+        d.set_item("total_relations", page.total_relations)?;
+        Ok(d)
+    }
+
+    /// Entities filtered by type, minimum importance and thread, most important first.
+    #[pyo3(signature = (namespace, *, entity_type = None, min_importance = None, thread_id = None, limit = 50))]
+    fn query_nodes<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        entity_type: Option<&str>,
+        min_importance: Option<f64>,
+        thread_id: Option<&str>,
+        limit: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let views = py.detach(|| {
+            engine.query_nodes(namespace, entity_type, min_importance, thread_id, limit)
+        })?;
+        Ok(views
+            .iter()
+            .map(|v| view_dict(py, v))
+            .collect::<PyResult<_>>()?)
+    }
+
+    /// Entities within `depth` hops, nearest first, with the relation each was reached by.
+    #[pyo3(signature = (namespace, name, *, depth = 2, direction = "both", relation_type = None,
+        as_of = None, limit = 100))]
+    #[allow(clippy::too_many_arguments)]
+    fn get_related<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        name: &str,
+        depth: usize,
+        direction: &str,
+        relation_type: Option<&str>,
+        as_of: Option<i64>,
+        limit: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let direction = Direction::parse(direction)?;
+        let valid = valid_at(as_of, true);
+        let found = py.detach(|| {
+            engine.get_related(
+                namespace,
+                name,
+                depth,
+                direction,
+                relation_type,
+                valid,
+                limit,
+            )
+        })?;
+        Ok(found
+            .iter()
+            .map(|r| related_dict(py, r))
+            .collect::<PyResult<_>>()?)
+    }
+
+    /// The shortest chain of relations between two entities (empty if unconnected).
+    #[pyo3(signature = (namespace, source, target, *, max_depth = 6))]
+    fn find_relation_path<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        source: &str,
+        target: &str,
+        max_depth: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let path = py.detach(|| engine.find_relation_path(namespace, source, target, max_depth))?;
+        Ok(relation_dicts(py, &path)?)
+    }
+
+    /// An observation's version chain, oldest first.
+    fn observation_history<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        entity: &str,
+        observation_id: &str,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let chain = py.detach(|| engine.observation_history(namespace, entity, observation_id))?;
+        Ok(observation_dicts(py, &chain)?)
+    }
+
+    /// recent_changes, top_important, most_connected, orphaned_entities.
+    #[pyo3(signature = (namespace, thread_id = None, *, limit = 10))]
+    fn analytics<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        thread_id: Option<&str>,
+        limit: usize,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let a = py.detach(|| engine.analytics(namespace, thread_id, limit))?;
+        Ok(analytics_dict(py, &a)?)
+    }
+
+    /// The live graph as arrays: ids/names/types lists, `sources`/`targets`
+    /// (uint32) and `weights` (float32) numpy arrays, relation types.
+    fn graph_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let g = py.detach(|| engine.graph_arrays(namespace))?;
+        let d = PyDict::new(py);
+        d.set_item("entity_ids", g.entity_ids)?;
+        d.set_item("names", g.names)?;
+        d.set_item("entity_types", g.entity_types)?;
+        d.set_item("importance", g.importance.into_pyarray(py))?;
+        d.set_item("sources", g.sources.into_pyarray(py))?;
+        d.set_item("targets", g.targets.into_pyarray(py))?;
+        d.set_item("weights", g.weights.into_pyarray(py))?;
+        d.set_item("relation_types", g.relation_types)?;
+        Ok(d)
+    }
+
+    /// Personalized PageRank from `(entity name, weight)` seeds: `(name, mass)` best first.
+    #[pyo3(signature = (namespace, seeds, *, teleport = 0.5, limit = 100))]
+    fn personalized_pagerank(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        seeds: Vec<(String, f32)>,
+        teleport: f32,
+        limit: usize,
+    ) -> BindResult<Vec<(String, f32)>> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.personalized_pagerank(namespace, &seeds, teleport, limit))?)
+    }
+
+    /// Hybrid search over entities and observations, one result per entity.
+    #[pyo3(signature = (namespace, text, vector = None, *, limit = 10))]
+    fn search_nodes<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        text: &str,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+        limit: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let q = owned_vector(vector);
+        let found = py.detach(|| {
+            engine.search_nodes(
+                namespace,
+                text,
+                q.as_deref(),
+                limit,
+                &RecallOptions::default(),
+            )
+        })?;
+        Ok(found
+            .iter()
+            .map(|(v, s): &(EntityView, Scores)| {
+                let d = view_dict(py, v)?;
+                d.set_item("scores", scores_dict(py, s)?)?;
+                Ok(d)
+            })
+            .collect::<PyResult<_>>()?)
+    }
+}

@@ -17,6 +17,9 @@ use crate::errors::{BindResult, InvalidParameterError};
 use crate::memories::valid_at;
 use crate::records::{entity_dict, observation_dict, relation_dict, scores_dict};
 
+/// Two lists of dicts (entities and relations).
+type DictLists<'py> = (Vec<Bound<'py, PyDict>>, Vec<Bound<'py, PyDict>>);
+
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
 #[derive(FromPyObject)]
 struct RelationArg {
@@ -370,7 +373,7 @@ impl PyEngine {
         py: Python<'py>,
         namespace: &str,
         names: Vec<String>,
-    ) -> BindResult<(Vec<Bound<'py, PyDict>>, Vec<Bound<'py, PyDict>>)> {
+    ) -> BindResult<DictLists<'py>> {
         let engine = self.engine()?;
         let (views, relations) = py.detach(|| engine.open_nodes(namespace, &names))?;
         let views = views
@@ -536,6 +539,18 @@ impl PyEngine {
     ) -> BindResult<Vec<(String, f32)>> {
         let engine = self.engine()?;
         Ok(py.detach(|| engine.personalized_pagerank(namespace, &seeds, teleport, limit))?)
+    }
+
+    /// Memory ↔ entity links: `(memory id, entity id, explicit)`.
+    fn mentions(&self, py: Python<'_>, namespace: &str) -> BindResult<Vec<(String, String, bool)>> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.mentions(namespace))?)
+    }
+
+    /// Number of entities and relations in a namespace.
+    fn count_graph(&self, py: Python<'_>, namespace: &str) -> BindResult<(i64, i64)> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.count_graph(namespace))?)
     }
 
     /// Hybrid search over entities and observations, one result per entity.

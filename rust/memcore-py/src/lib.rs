@@ -1,6 +1,10 @@
 //! `memcore._core`: PyO3 bindings of the pure Rust core. Conversion and error
 //! mapping only; every algorithm lives in the `memcore` crate.
 
+// PyO3 extracts arguments as owned values; taking them by reference would
+// only add a copy at the boundary.
+#![allow(clippy::needless_pass_by_value)]
+
 mod arrays;
 mod engine;
 mod errors;

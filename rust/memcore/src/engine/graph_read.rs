@@ -496,6 +496,12 @@ impl Engine {
         Ok((entities, observations))
     }
 
+    /// Memory ↔ entity links of a namespace: `(memory id, entity id, explicit)`.
+    pub fn mentions(&self, namespace: &str) -> Result<Vec<(String, String, bool)>> {
+        validate_namespace(namespace)?;
+        rel::mentions_in(&*self.store.reader()?, namespace)
+    }
+
     /// Number of entities and relations in a namespace.
     pub fn count_graph(&self, namespace: &str) -> Result<(i64, i64)> {
         let conn = self.store.reader()?;

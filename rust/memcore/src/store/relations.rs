@@ -146,3 +146,14 @@ pub fn all_mentions(conn: &Connection, mut each: impl FnMut(u64, String)) -> Res
     }
     Ok(())
 }
+
+/// (memory id, entity id, explicit) of every mention in a namespace.
+pub fn mentions_in(conn: &Connection, namespace: &str) -> Result<Vec<(String, String, bool)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT x.memory_id, x.entity_id, x.explicit FROM mentions x
+         JOIN memories m ON m.id = x.memory_id WHERE m.namespace = ?1
+         ORDER BY x.memory_id, x.entity_id",
+    )?;
+    let rows = stmt.query_map([namespace], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

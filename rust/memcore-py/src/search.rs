@@ -72,6 +72,7 @@ impl Scope {
             thread_id: self.thread_id.as_deref(),
             scope: None,
             tag: None,
+            exclude_scope: None,
             valid: valid_at(self.as_of, self.valid_only),
             limit: self.limit,
         }

@@ -88,6 +88,8 @@ pub struct Filter {
     pub thread: Option<Sym>,
     pub scope: Option<Sym>,
     pub tag: Option<Sym>,
+    /// A scope to leave out (the current conversation, for context retrieval).
+    pub exclude_scope: Option<Sym>,
     pub valid: ValidAt,
     pub now: Timestamp,
 }
@@ -101,6 +103,7 @@ impl Filter {
             && self.thread.is_none_or(|t| t == doc.thread)
             && self.scope.is_none_or(|s| s == doc.scope)
             && self.tag.is_none_or(|t| t == doc.tag)
+            && self.exclude_scope.is_none_or(|s| s != doc.scope)
             && self.valid_ok(doc)
     }
 
@@ -292,6 +295,7 @@ mod tests {
             thread: None,
             scope: None,
             tag: None,
+            exclude_scope: None,
             valid,
             now: 100,
         }

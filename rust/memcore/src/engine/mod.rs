@@ -2,6 +2,8 @@
 //! operation of the core goes through it, so the write path and the read path
 //! each exist exactly once.
 
+mod context;
+mod conversation;
 mod documents;
 mod embedding;
 mod graph_rank;
@@ -12,9 +14,11 @@ mod indexes;
 mod maintenance;
 mod memories;
 mod mentions;
+mod overview;
 mod recovery;
 mod reset;
 mod search;
+mod upkeep;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +31,11 @@ use crate::store::{Durability, Store, StoreOptions, meta};
 use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
+pub use context::{
+    CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,
+    VersionSignal, estimate_tokens,
+};
+pub use conversation::{DocumentHistory, DocumentState};
 pub use embedding::EmbeddingIdentity;
 pub use graph_read::{
     Analytics, Connected, EntityView, GraphArrays, GraphPage, MAX_DEPTH, MAX_PATH, RecentChange,
@@ -38,10 +47,21 @@ use indexer::{Indexer, Job};
 pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
+pub use overview::{DirEntry, top_terms};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
+pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 
 /// Tables whose records carry generated ids (`prefix_` + 26-char body).
-const ID_TABLES: &[&str] = &["memories", "entities", "observations", "relations"];
+const ID_TABLES: &[&str] = &[
+    "memories",
+    "entities",
+    "observations",
+    "relations",
+    "turns",
+    "documents",
+    "doc_versions",
+    "procedures",
+];
 
 /// Metadata key: the text analyser the BM25 index was built with.
 const TEXT_ANALYZER: &str = "text_analyzer";

@@ -28,6 +28,8 @@ pub struct SearchQuery<'a> {
     pub scope: Option<&'a str>,
     /// Kind-specific tag (language of code chunks).
     pub tag: Option<&'a str>,
+    /// A scope to leave out (e.g. the current conversation).
+    pub exclude_scope: Option<&'a str>,
     pub valid: ValidAt,
     pub limit: usize,
 }
@@ -41,6 +43,7 @@ impl<'a> SearchQuery<'a> {
             thread_id: None,
             scope: None,
             tag: None,
+            exclude_scope: None,
             valid: ValidAt::Now,
             limit,
         }
@@ -85,6 +88,7 @@ impl Engine {
             thread: sym(query.thread_id)?,
             scope: sym(query.scope)?,
             tag: sym(query.tag)?,
+            exclude_scope: query.exclude_scope.and_then(|s| catalog.sym(s)),
             valid: query.valid,
             now: now_micros(),
         })

@@ -137,6 +137,79 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX mentions_by_entity ON mentions(entity_id);
     ",
     },
+    Migration {
+        version: 3,
+        sql: r"
+        -- The interaction log: conversations of turns; a turn's user text is
+        -- searchable, its agent text and procedures are reached from it.
+        CREATE TABLE conversations (
+            namespace   TEXT NOT NULL,
+            id          TEXT NOT NULL,          -- the caller's conversation id
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL,
+            last_hit_at INTEGER,                -- last time retrieval surfaced it
+            archived_at INTEGER,
+            PRIMARY KEY (namespace, id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE turns (
+            id              TEXT NOT NULL UNIQUE,   -- internal 'turn_' id
+            namespace       TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            turn_key        TEXT NOT NULL,          -- the caller's turn id (idempotency)
+            turn_index      INTEGER NOT NULL,
+            user_text       TEXT NOT NULL,
+            agent_text      TEXT,
+            thread_id       TEXT,
+            created_at      INTEGER NOT NULL,
+            doc_key         INTEGER NOT NULL,
+            embedding       BLOB
+        );
+        CREATE UNIQUE INDEX turns_by_key ON turns(namespace, conversation_id, turn_key);
+        CREATE INDEX turns_by_conversation ON turns(namespace, conversation_id, turn_index);
+        CREATE UNIQUE INDEX turns_by_doc_key ON turns(doc_key);
+
+        -- Documents (hypernodes) and the versions the agent observed.
+        CREATE TABLE documents (
+            id         TEXT NOT NULL UNIQUE,
+            namespace  TEXT NOT NULL,
+            canonical  TEXT NOT NULL,               -- relative path, absolute path or URL
+            created_at INTEGER NOT NULL,
+            UNIQUE (namespace, canonical)
+        );
+
+        CREATE TABLE doc_versions (
+            id           TEXT NOT NULL UNIQUE,
+            document_id  TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            version      INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            content      TEXT,                      -- kept up to a size limit
+            size         INTEGER,
+            provenance   TEXT NOT NULL,             -- 'agent' or 'external'
+            turn_id      TEXT,                      -- the turn that observed it
+            created_at   INTEGER NOT NULL,
+            UNIQUE (document_id, version)
+        );
+
+        -- Procedures: tool calls of a turn, linked to the versions they touched.
+        CREATE TABLE procedures (
+            id         TEXT NOT NULL UNIQUE,
+            turn_id    TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            position   INTEGER NOT NULL,
+            tool       TEXT NOT NULL,
+            args       TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX procedures_by_turn ON procedures(turn_id, position);
+
+        CREATE TABLE procedure_documents (
+            procedure_id TEXT NOT NULL REFERENCES procedures(id) ON DELETE CASCADE,
+            version_id   TEXT NOT NULL REFERENCES doc_versions(id) ON DELETE CASCADE,
+            PRIMARY KEY (procedure_id, version_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX procedure_documents_by_version ON procedure_documents(version_id);
+    ",
+    },
 ];
 
 /// The version this build writes.

@@ -1,0 +1,411 @@
+//! SQL for the interaction log: conversations, turns, documents, versions
+//! and procedures.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::conversation::{DocVersion, Procedure, Turn};
+use crate::error::Result;
+use crate::store::IndexRow;
+use crate::store::vectors::{decode, encode};
+use crate::temporal::Timestamp;
+
+const TURN_COLUMNS: &str = "id, namespace, conversation_id, turn_key, turn_index, user_text, \
+     agent_text, thread_id, created_at";
+
+fn turn_from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
+    Ok(Turn {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        conversation_id: r.get(2)?,
+        turn_key: r.get(3)?,
+        turn_index: r.get(4)?,
+        user_text: r.get(5)?,
+        agent_text: r.get(6)?,
+        thread_id: r.get(7)?,
+        created_at: r.get(8)?,
+    })
+}
+
+/// Create the conversation or touch its `updated_at`.
+pub fn touch_conversation(
+    conn: &Connection,
+    namespace: &str,
+    id: &str,
+    at: Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO conversations(namespace, id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)
+         ON CONFLICT(namespace, id) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)",
+    )?
+    .execute(params![namespace, id, at])?;
+    Ok(())
+}
+
+/// A turn by its caller-given key.
+pub fn turn_by_key(
+    conn: &Connection,
+    namespace: &str,
+    conversation: &str,
+    key: &str,
+) -> Result<Option<Turn>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {TURN_COLUMNS} FROM turns
+             WHERE namespace = ?1 AND conversation_id = ?2 AND turn_key = ?3"
+        ))?
+        .query_row(params![namespace, conversation, key], turn_from_row)
+        .optional()?)
+}
+
+/// A turn by internal id.
+pub fn turn(conn: &Connection, id: &str) -> Result<Option<Turn>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1"))?
+        .query_row([id], turn_from_row)
+        .optional()?)
+}
+
+/// Turns by document key (search hits).
+pub fn turn_by_doc_key(conn: &Connection, doc_key: u64) -> Result<Option<Turn>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE doc_key = ?1"
+        ))?
+        .query_row([doc_key as i64], turn_from_row)
+        .optional()?)
+}
+
+/// The next turn index of a conversation.
+pub fn next_turn_index(conn: &Connection, namespace: &str, conversation: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns
+             WHERE namespace = ?1 AND conversation_id = ?2",
+        )?
+        .query_row(params![namespace, conversation], |r| r.get(0))?)
+}
+
+/// Insert a turn.
+pub fn insert_turn(
+    conn: &Connection,
+    t: &Turn,
+    doc_key: i64,
+    embedding: Option<&[f32]>,
+) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO turns({TURN_COLUMNS}, doc_key, embedding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))?
+    .execute(params![
+        t.id,
+        t.namespace,
+        t.conversation_id,
+        t.turn_key,
+        t.turn_index,
+        t.user_text,
+        t.agent_text,
+        t.thread_id,
+        t.created_at,
+        doc_key,
+        embedding.map(encode),
+    ])?;
+    Ok(())
+}
+
+/// Turns of a conversation in order.
+pub fn turns_of(
+    conn: &Connection,
+    namespace: &str,
+    conversation: &str,
+    limit: usize,
+) -> Result<Vec<Turn>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {TURN_COLUMNS} FROM turns WHERE namespace = ?1 AND conversation_id = ?2
+         ORDER BY turn_index LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(
+        params![namespace, conversation, limit as i64],
+        turn_from_row,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The indexed content of a turn (its user text).
+pub fn turn_index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
+    Ok(conn
+        .prepare_cached("SELECT doc_key, user_text, embedding FROM turns WHERE id = ?1")?
+        .query_row([id], |r| {
+            let blob: Option<Vec<u8>> = r.get(2)?;
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get(1)?,
+                blob.map(|b| decode(&b)),
+            ))
+        })
+        .optional()?)
+}
+
+/// Catalog facts of every turn: (doc key, namespace, thread, conversation,
+/// created_at, archived_at of its conversation).
+pub type TurnCatalogRow = (
+    u64,
+    String,
+    Option<String>,
+    String,
+    Timestamp,
+    Option<Timestamp>,
+);
+
+/// Every turn's catalog facts.
+pub fn turn_catalog_rows(conn: &Connection, mut each: impl FnMut(TurnCatalogRow)) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at
+         FROM turns t JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        each((
+            r.get::<_, i64>(0)? as u64,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+        ));
+    }
+    Ok(())
+}
+
+// -- documents and versions ---------------------------------------------------------
+
+/// The id of a document (hypernode), if known.
+pub fn document_id(conn: &Connection, namespace: &str, canonical: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM documents WHERE namespace = ?1 AND canonical = ?2")?
+        .query_row(params![namespace, canonical], |r| r.get(0))
+        .optional()?)
+}
+
+/// Insert a document (hypernode).
+pub fn insert_document(
+    conn: &Connection,
+    id: &str,
+    namespace: &str,
+    canonical: &str,
+    at: Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO documents(id, namespace, canonical, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, namespace, canonical, at])?;
+    Ok(())
+}
+
+const VERSION_COLUMNS: &str = "v.id, v.document_id, d.canonical, v.version, v.content_hash, v.size, \
+     v.provenance, v.turn_id, v.created_at, v.content IS NOT NULL";
+
+fn version_from_row(r: &Row<'_>) -> rusqlite::Result<DocVersion> {
+    Ok(DocVersion {
+        id: r.get(0)?,
+        document_id: r.get(1)?,
+        canonical: r.get(2)?,
+        version: r.get(3)?,
+        content_hash: r.get(4)?,
+        size: r.get(5)?,
+        provenance: r.get(6)?,
+        turn_id: r.get(7)?,
+        created_at: r.get(8)?,
+        has_content: r.get(9)?,
+    })
+}
+
+/// The latest version of a document.
+pub fn latest_version(conn: &Connection, document_id: &str) -> Result<Option<DocVersion>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {VERSION_COLUMNS} FROM doc_versions v JOIN documents d ON d.id = v.document_id
+             WHERE v.document_id = ?1 ORDER BY v.version DESC LIMIT 1"
+        ))?
+        .query_row([document_id], version_from_row)
+        .optional()?)
+}
+
+/// Insert a version.
+#[allow(clippy::too_many_arguments)]
+pub fn insert_version(conn: &Connection, v: &DocVersion, content: Option<&str>) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO doc_versions(id, document_id, version, content_hash, content, size,
+             provenance, turn_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        v.id,
+        v.document_id,
+        v.version,
+        v.content_hash,
+        content,
+        v.size,
+        v.provenance,
+        v.turn_id,
+        v.created_at
+    ])?;
+    Ok(())
+}
+
+/// Every version of a document, oldest first.
+pub fn versions_of(conn: &Connection, document_id: &str) -> Result<Vec<DocVersion>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {VERSION_COLUMNS} FROM doc_versions v JOIN documents d ON d.id = v.document_id
+         WHERE v.document_id = ?1 ORDER BY v.version"
+    ))?;
+    let rows = stmt.query_map([document_id], version_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The stored content of a version, if kept.
+pub fn version_content(conn: &Connection, version_id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT content FROM doc_versions WHERE id = ?1")?
+        .query_row([version_id], |r| r.get(0))
+        .optional()?
+        .flatten())
+}
+
+// -- procedures -----------------------------------------------------------------------
+
+/// Insert a procedure.
+pub fn insert_procedure(conn: &Connection, p: &Procedure) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO procedures(id, turn_id, position, tool, args, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        p.id,
+        p.turn_id,
+        p.position,
+        p.tool,
+        p.args,
+        p.created_at
+    ])?;
+    Ok(())
+}
+
+/// Link a procedure to a version it touched.
+pub fn link_procedure(conn: &Connection, procedure_id: &str, version_id: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO procedure_documents(procedure_id, version_id) VALUES (?1, ?2)",
+    )?
+    .execute(params![procedure_id, version_id])?;
+    Ok(())
+}
+
+/// The procedures of a turn, in order, with the versions they touched.
+pub fn procedures_of(conn: &Connection, turn_id: &str) -> Result<Vec<Procedure>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, turn_id, position, tool, args, created_at FROM procedures
+         WHERE turn_id = ?1 ORDER BY position",
+    )?;
+    let mut procedures: Vec<Procedure> = stmt
+        .query_map([turn_id], |r| {
+            Ok(Procedure {
+                id: r.get(0)?,
+                turn_id: r.get(1)?,
+                position: r.get(2)?,
+                tool: r.get(3)?,
+                args: r.get(4)?,
+                created_at: r.get(5)?,
+                versions: Vec::new(),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut versions = conn.prepare_cached(&format!(
+        "SELECT {VERSION_COLUMNS} FROM procedure_documents pd
+         JOIN doc_versions v ON v.id = pd.version_id JOIN documents d ON d.id = v.document_id
+         WHERE pd.procedure_id = ?1 ORDER BY d.canonical"
+    ))?;
+    for p in &mut procedures {
+        p.versions = versions
+            .query_map([&p.id], version_from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+    }
+    Ok(procedures)
+}
+
+/// Turns of other conversations that touched any version of these
+/// documents, newest first: (turn id, canonical).
+pub fn turns_touching(
+    conn: &Connection,
+    namespace: &str,
+    canonicals: &[String],
+    exclude_conversation: Option<&str>,
+    limit: usize,
+) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT t.id, d.canonical, t.created_at FROM documents d
+         JOIN doc_versions v ON v.document_id = d.id
+         JOIN procedure_documents pd ON pd.version_id = v.id
+         JOIN procedures p ON p.id = pd.procedure_id
+         JOIN turns t ON t.id = p.turn_id
+         JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id
+         WHERE d.namespace = ?1 AND d.canonical = ?2 AND c.archived_at IS NULL
+           AND (?3 IS NULL OR t.conversation_id != ?3)
+         ORDER BY t.created_at DESC LIMIT ?4",
+    )?;
+    let mut out = Vec::new();
+    for canonical in canonicals {
+        let rows = stmt.query_map(
+            params![namespace, canonical, exclude_conversation, limit as i64],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+        )?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}
+
+/// Distinct conversations that touched a document.
+pub fn familiarity(conn: &Connection, document_id: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(DISTINCT t.conversation_id) FROM doc_versions v
+             JOIN procedure_documents pd ON pd.version_id = v.id
+             JOIN procedures p ON p.id = pd.procedure_id
+             JOIN turns t ON t.id = p.turn_id
+             WHERE v.document_id = ?1",
+        )?
+        .query_row([document_id], |r| r.get(0))?)
+}
+
+/// The turns (with their procedure's tool) that touched a version.
+pub fn version_touches(conn: &Connection, version_id: &str) -> Result<Vec<(Turn, String)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {}, p.tool FROM procedure_documents pd
+         JOIN procedures p ON p.id = pd.procedure_id
+         JOIN turns t ON t.id = p.turn_id
+         WHERE pd.version_id = ?1 ORDER BY t.created_at, p.position",
+        TURN_COLUMNS
+            .split(", ")
+            .map(|c| format!("t.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let rows = stmt.query_map([version_id], |r| Ok((turn_from_row(r)?, r.get(9)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Mark retrieval hits on conversations (for archiving decisions).
+pub fn mark_hits(
+    conn: &Connection,
+    namespace: &str,
+    conversations: &[String],
+    at: Timestamp,
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE conversations SET last_hit_at = ?3 WHERE namespace = ?1 AND id = ?2",
+    )?;
+    for c in conversations {
+        stmt.execute(params![namespace, c, at])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,421 @@
+//! Interaction-log operations on `Engine`: recording turns, document
+//! histories, retrieve_context, maintenance and the overview.
+
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use memcore::conversation::{
+    DocVersion, DocumentObservation, NewTurn, Procedure, ProcedureRecord, Turn,
+};
+use memcore::engine::{
+    ContextItem, ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, VersionSignal,
+    estimate_tokens,
+};
+
+use crate::arrays::owned_vector;
+use crate::engine::PyEngine;
+use crate::errors::{BindResult, InvalidParameterError};
+
+/// A document a procedure touched (already canonicalised by the facade).
+#[derive(FromPyObject)]
+struct DocumentArg {
+    #[pyo3(item)]
+    canonical: String,
+    #[pyo3(item)]
+    content_hash: String,
+    #[pyo3(item, default)]
+    content: Option<String>,
+    #[pyo3(item, default)]
+    size: Option<i64>,
+    #[pyo3(item, default)]
+    written: bool,
+}
+
+/// A procedure: `{tool, args (JSON text), at?, documents?}`.
+#[derive(FromPyObject)]
+struct ProcedureArg {
+    #[pyo3(item)]
+    tool: String,
+    #[pyo3(item, default)]
+    args: Option<String>,
+    #[pyo3(item, default)]
+    at: Option<i64>,
+    #[pyo3(item, default)]
+    documents: Vec<DocumentArg>,
+}
+
+fn procedure_records(items: &[Bound<'_, PyAny>]) -> PyResult<Vec<ProcedureRecord>> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let p: ProcedureArg = item.extract().map_err(|e: PyErr| {
+                InvalidParameterError::new_err(format!(
+                    "procedures[{i}] is malformed: {e}. A procedure is {{tool, args, documents}}."
+                ))
+            })?;
+            Ok(ProcedureRecord {
+                tool: p.tool,
+                args: p.args.unwrap_or_else(|| "{}".to_owned()),
+                at: p.at,
+                documents: p
+                    .documents
+                    .into_iter()
+                    .map(|d| DocumentObservation {
+                        canonical: d.canonical,
+                        content_hash: d.content_hash,
+                        content: d.content,
+                        size: d.size,
+                        written: d.written,
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn turn_dict<'py>(py: Python<'py>, t: &Turn) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &t.id)?;
+    d.set_item("namespace", &t.namespace)?;
+    d.set_item("conversation_id", &t.conversation_id)?;
+    d.set_item("turn_id", &t.turn_key)?;
+    d.set_item("turn_index", t.turn_index)?;
+    d.set_item("user_text", &t.user_text)?;
+    d.set_item("agent_text", &t.agent_text)?;
+    d.set_item("thread_id", &t.thread_id)?;
+    d.set_item("created_at", t.created_at)?;
+    Ok(d)
+}
+
+fn version_dict<'py>(py: Python<'py>, v: &DocVersion) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &v.id)?;
+    d.set_item("document_id", &v.document_id)?;
+    d.set_item("path", &v.canonical)?;
+    d.set_item("version", v.version)?;
+    d.set_item("content_hash", &v.content_hash)?;
+    d.set_item("size", v.size)?;
+    d.set_item("provenance", &v.provenance)?;
+    d.set_item("turn_id", &v.turn_id)?;
+    d.set_item("created_at", v.created_at)?;
+    d.set_item("has_content", v.has_content)?;
+    Ok(d)
+}
+
+fn procedure_dict<'py>(py: Python<'py>, p: &Procedure) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &p.id)?;
+    d.set_item("position", p.position)?;
+    d.set_item("tool", &p.tool)?;
+    d.set_item("args", &p.args)?;
+    d.set_item("created_at", p.created_at)?;
+    let versions: Vec<Bound<'py, PyDict>> = p
+        .versions
+        .iter()
+        .map(|v| version_dict(py, v))
+        .collect::<PyResult<_>>()?;
+    d.set_item("documents", versions)?;
+    Ok(d)
+}
+
+fn signal_dict<'py>(py: Python<'py>, s: &VersionSignal) -> PyResult<Bound<'py, PyDict>> {
+    let d = version_dict(py, &s.version)?;
+    d.set_item("latest_version", s.latest_version)?;
+    d.set_item("staleness", s.staleness)?;
+    d.set_item("external_since", s.external_since)?;
+    d.set_item("familiarity", s.familiarity)?;
+    d.set_item("volatility", s.volatility)?;
+    Ok(d)
+}
+
+fn item_dict<'py>(py: Python<'py>, item: &ContextItem) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("turn", turn_dict(py, &item.turn)?)?;
+    d.set_item("score", item.score)?;
+    d.set_item("search_score", item.search_score)?;
+    d.set_item("shared_documents", &item.shared_documents)?;
+    d.set_item("recency", item.recency)?;
+    d.set_item("staleness_penalty", item.staleness_penalty)?;
+    d.set_item("familiarity_bonus", item.familiarity_bonus)?;
+    let procedures: Vec<Bound<'py, PyDict>> = item
+        .procedures
+        .iter()
+        .map(|p| {
+            let x = PyDict::new(py);
+            x.set_item("tool", &p.tool)?;
+            x.set_item("args", &p.args)?;
+            let docs: Vec<Bound<'py, PyDict>> = p
+                .documents
+                .iter()
+                .map(|s| signal_dict(py, s))
+                .collect::<PyResult<_>>()?;
+            x.set_item("documents", docs)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("procedures", procedures)?;
+    d.set_item("text", &item.text)?;
+    d.set_item("tokens", item.tokens)?;
+    Ok(d)
+}
+
+fn entry_dict<'py>(py: Python<'py>, e: &DirEntry) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("path", &e.path)?;
+    d.set_item("kind", e.kind)?;
+    d.set_item("count", e.count)?;
+    d.set_item("updated_at", e.updated_at)?;
+    d.set_item("abstract", &e.summary)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl PyEngine {
+    /// Record a turn: user text (searchable), agent text, procedures with the
+    /// documents they touched. The same `turn_id` of a conversation twice
+    /// stores it once (`created` is False the second time).
+    #[pyo3(signature = (namespace, conversation_id, turn_id, user_text, *, agent_text = None,
+        thread_id = None, procedures = None, vector = None, at = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn record_turn<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: String,
+        conversation_id: String,
+        turn_id: String,
+        user_text: String,
+        agent_text: Option<String>,
+        thread_id: Option<String>,
+        procedures: Option<Vec<Bound<'py, PyAny>>>,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+        at: Option<i64>,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let turn = NewTurn {
+            namespace,
+            conversation_id,
+            turn_key: turn_id,
+            user_text,
+            agent_text,
+            thread_id,
+            procedures: procedure_records(&procedures.unwrap_or_default())?,
+            embedding: owned_vector(vector),
+            at,
+        };
+        let outcome = py.detach(|| engine.record_turn(&turn))?;
+        let d = PyDict::new(py);
+        d.set_item("turn", turn_dict(py, &outcome.turn)?)?;
+        d.set_item("created", outcome.created)?;
+        let procs: Vec<Bound<'py, PyDict>> = outcome
+            .procedures
+            .iter()
+            .map(|p| procedure_dict(py, p))
+            .collect::<PyResult<_>>()?;
+        d.set_item("procedures", procs)?;
+        Ok(d)
+    }
+
+    /// A turn with its procedures, by the caller's conversation and turn ids.
+    fn get_turn<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        conversation_id: &str,
+        turn_id: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let (turn, procedures) =
+            py.detach(|| engine.get_turn(namespace, conversation_id, turn_id))?;
+        let d = turn_dict(py, &turn)?;
+        let procs: Vec<Bound<'py, PyDict>> = procedures
+            .iter()
+            .map(|p| procedure_dict(py, p))
+            .collect::<PyResult<_>>()?;
+        d.set_item("procedures", procs)?;
+        Ok(d)
+    }
+
+    /// The turns of a conversation in order.
+    #[pyo3(signature = (namespace, conversation_id, *, limit = 1000))]
+    fn conversation_turns<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        conversation_id: &str,
+        limit: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let turns = py.detach(|| engine.conversation_turns(namespace, conversation_id, limit))?;
+        Ok(turns
+            .iter()
+            .map(|t| turn_dict(py, t))
+            .collect::<PyResult<_>>()?)
+    }
+
+    /// The latest stored version of a document (`latest` None when never
+    /// seen) and how many conversations touched it.
+    fn document_state<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        canonical: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let state = py.detach(|| engine.document_state(namespace, canonical))?;
+        let d = PyDict::new(py);
+        match &state.latest {
+            Some(v) => d.set_item("latest", version_dict(py, v)?)?,
+            None => d.set_item("latest", py.None())?,
+        }
+        d.set_item("familiarity", state.familiarity)?;
+        Ok(d)
+    }
+
+    /// A document's versions oldest first, each with the turns (and tool)
+    /// that touched it, plus volatility and familiarity.
+    fn document_history<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        canonical: &str,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let history = py.detach(|| engine.document_history(namespace, canonical))?;
+        let d = PyDict::new(py);
+        d.set_item("path", &history.canonical)?;
+        d.set_item("volatility", history.volatility)?;
+        d.set_item("familiarity", history.familiarity)?;
+        let versions: Vec<Bound<'py, PyDict>> = history
+            .versions
+            .iter()
+            .map(|(v, touches)| {
+                let x = version_dict(py, v)?;
+                let turns: Vec<Bound<'py, PyDict>> = touches
+                    .iter()
+                    .map(|(t, tool)| {
+                        let y = turn_dict(py, t)?;
+                        y.set_item("tool", tool)?;
+                        Ok(y)
+                    })
+                    .collect::<PyResult<_>>()?;
+                x.set_item("turns", turns)?;
+                Ok(x)
+            })
+            .collect::<PyResult<_>>()?;
+        d.set_item("versions", versions)?;
+        Ok(d)
+    }
+
+    /// The stored content of a document version, if it was kept.
+    fn version_content(&self, py: Python<'_>, version_id: &str) -> BindResult<Option<String>> {
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.version_content(version_id))?)
+    }
+
+    /// Past turns relevant to `query` and `documents`, packed into `token_budget`.
+    #[pyo3(signature = (namespace, query, vector = None, *, conversation_id = None, documents = None,
+        token_budget = 2000, limit = 10, recency_half_life_days = 30.0, staleness_weight = 0.15,
+        familiarity_weight = 0.1, document_match = 0.6))]
+    #[allow(clippy::too_many_arguments)]
+    fn retrieve_context<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        query: &str,
+        vector: Option<PyReadonlyArray1<'py, f32>>,
+        conversation_id: Option<&str>,
+        documents: Option<Vec<String>>,
+        token_budget: usize,
+        limit: usize,
+        recency_half_life_days: f64,
+        staleness_weight: f64,
+        familiarity_weight: f64,
+        document_match: f64,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let q = owned_vector(vector);
+        let documents = documents.unwrap_or_default();
+        let request = ContextRequest {
+            namespace,
+            query,
+            vector: q.as_deref(),
+            conversation_id,
+            documents: &documents,
+            token_budget,
+            limit,
+            scoring: ContextScoring {
+                recency_half_life_days,
+                staleness_weight,
+                familiarity_weight,
+                document_match,
+            },
+        };
+        let result = py.detach(|| engine.retrieve_context(&request))?;
+        let d = PyDict::new(py);
+        let items: Vec<Bound<'py, PyDict>> = result
+            .items
+            .iter()
+            .map(|i| item_dict(py, i))
+            .collect::<PyResult<_>>()?;
+        d.set_item("items", items)?;
+        d.set_item("text", &result.text)?;
+        d.set_item("token_count", result.token_count)?;
+        d.set_item("omitted", result.omitted)?;
+        Ok(d)
+    }
+
+    /// Expiry to invalidation, retention tier, version dedupe, archiving,
+    /// index compaction and SQLite optimize; returns counters.
+    #[pyo3(signature = (namespace, *, episodic_ttl_days = None, archive_after_days = None,
+        force_compact = false))]
+    fn run_maintenance<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        episodic_ttl_days: Option<f64>,
+        archive_after_days: Option<f64>,
+        force_compact: bool,
+    ) -> BindResult<Bound<'py, PyDict>> {
+        let engine = self.engine()?;
+        let options = MaintenanceOptions {
+            episodic_ttl_days,
+            archive_after_days,
+            force_compact,
+        };
+        let r = py.detach(|| engine.run_maintenance(namespace, &options))?;
+        let d = PyDict::new(py);
+        d.set_item("memories_expired", r.memories_expired)?;
+        d.set_item("versions_deduplicated", r.versions_deduplicated)?;
+        d.set_item("conversations_archived", r.conversations_archived)?;
+        d.set_item("vectors_rebuilt", r.compact.vectors_rebuilt)?;
+        d.set_item("tombstones_dropped", r.compact.tombstones_dropped)?;
+        d.set_item("text_merged", r.compact.text_merged)?;
+        Ok(d)
+    }
+
+    /// Namespaces, threads and conversations with counts, last update and
+    /// an abstract (first request, top terms).
+    #[pyo3(signature = (namespace = None, *, depth = 2, limit = 200))]
+    fn overview<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: Option<&str>,
+        depth: usize,
+        limit: usize,
+    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+        let engine = self.engine()?;
+        let entries = py.detach(|| engine.overview(namespace, depth, limit))?;
+        Ok(entries
+            .iter()
+            .map(|e| entry_dict(py, e))
+            .collect::<PyResult<_>>()?)
+    }
+
+    /// The token estimate used for budgets (characters / 4, rounded up).
+    #[staticmethod]
+    fn estimate_tokens(text: &str) -> usize {
+        estimate_tokens(text)
+    }
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::needless_pass_by_value)]
 
 mod arrays;
+mod code;
 mod conversation;
 mod engine;
 mod errors;

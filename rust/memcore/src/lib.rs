@@ -2,6 +2,7 @@
 //! and fusion. No Python here; `memcore-py` binds it.
 
 pub mod catalog;
+pub mod code;
 pub mod conversation;
 pub mod engine;
 pub mod error;

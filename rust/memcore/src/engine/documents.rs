@@ -9,7 +9,7 @@ use crate::graph::{Edge, Graph, Node};
 use crate::kind::Kind;
 use crate::knowledge::{Entity, Observation, Relation};
 use crate::memory::Memory;
-use crate::store::{conversations, entities, memories, relations};
+use crate::store::{code, conversations, entities, memories, relations};
 use crate::temporal::{Timestamp, effective_end};
 
 /// The content an index holds for one document key.
@@ -193,8 +193,7 @@ pub fn load_index_doc(conn: &Connection, kind: Kind, record_id: &str) -> Result<
         Kind::Entity => entities::index_doc(conn, record_id)?,
         Kind::Observation => entities::observation_index_doc(conn, record_id)?,
         Kind::UserTurn => conversations::turn_index_doc(conn, record_id)?,
-        // Code chunks arrive with the code-search schema.
-        Kind::CodeChunk => None,
+        Kind::CodeChunk => code::chunk_index_doc(conn, record_id)?,
     };
     Ok(found.map(|(key, text, vector)| IndexDoc { key, text, vector }))
 }

@@ -2,6 +2,7 @@
 //! operation of the core goes through it, so the write path and the read path
 //! each exist exactly once.
 
+mod code;
 mod context;
 mod conversation;
 mod documents;
@@ -31,6 +32,7 @@ use crate::store::{Durability, Store, StoreOptions, meta};
 use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
+pub use code::{FileOutcome, chunk_labels};
 pub use context::{
     CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,
     VersionSignal, estimate_tokens,
@@ -61,6 +63,7 @@ const ID_TABLES: &[&str] = &[
     "documents",
     "doc_versions",
     "procedures",
+    "code_chunks",
 ];
 
 /// Metadata key: the text analyser the BM25 index was built with.

@@ -17,6 +17,7 @@
 //!   a 100k-memory store stays in memory without read syscalls.
 //! - `temp_store=MEMORY`: sorts for listings never touch disk.
 
+pub mod code;
 pub mod conversations;
 pub mod entities;
 mod lock;

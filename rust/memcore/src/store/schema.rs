@@ -210,6 +210,60 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX procedure_documents_by_version ON procedure_documents(version_id);
     ",
     },
+    Migration {
+        version: 4,
+        sql: r"
+        -- Code search: projects, their indexed files (hash per file for
+        -- incremental re-indexing) and the chunks (kind code_chunk, scoped
+        -- by project, tagged by language).
+        CREATE TABLE projects (
+            namespace     TEXT NOT NULL,
+            id            TEXT NOT NULL,
+            root          TEXT NOT NULL,
+            status        TEXT NOT NULL,          -- idle / indexing / watching / error
+            total_files   INTEGER NOT NULL DEFAULT 0,
+            indexed_files INTEGER NOT NULL DEFAULT 0,
+            total_chunks  INTEGER NOT NULL DEFAULT 0,
+            started_at    INTEGER,
+            completed_at  INTEGER,
+            error         TEXT,
+            updated_at    INTEGER NOT NULL,
+            PRIMARY KEY (namespace, id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE code_files (
+            namespace    TEXT NOT NULL,
+            project_id   TEXT NOT NULL,
+            path         TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            language     TEXT,
+            size         INTEGER,
+            chunk_count  INTEGER NOT NULL,
+            indexed_at   INTEGER NOT NULL,
+            PRIMARY KEY (namespace, project_id, path)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE code_chunks (
+            id           TEXT NOT NULL UNIQUE,
+            namespace    TEXT NOT NULL,
+            project_id   TEXT NOT NULL,
+            file_path    TEXT NOT NULL,
+            language     TEXT NOT NULL,
+            start_line   INTEGER NOT NULL,
+            end_line     INTEGER NOT NULL,
+            chunk_type   TEXT NOT NULL,
+            name         TEXT,
+            parent_scope TEXT,
+            content      TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            indexed_at   INTEGER NOT NULL,
+            doc_key      INTEGER NOT NULL,
+            embedding    BLOB
+        );
+        CREATE INDEX code_chunks_by_file ON code_chunks(namespace, project_id, file_path);
+        CREATE UNIQUE INDEX code_chunks_by_doc_key ON code_chunks(doc_key);
+    ",
+    },
 ];
 
 /// The version this build writes.

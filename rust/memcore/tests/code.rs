@@ -1,0 +1,193 @@
+//! Code chunks through the engine: replace per file, project isolation,
+//! identifier-aware BM25, removal and project status.
+
+use memcore::code::{ChunkDraft, FileChunks, ProjectStatus};
+use memcore::{Engine, EngineOptions, Kind, KindSet, NewMemory, RecallOptions, SearchQuery};
+
+fn chunk(start: i64, name: &str, content: &str) -> ChunkDraft {
+    ChunkDraft {
+        start_line: start,
+        end_line: start + 3,
+        chunk_type: "function".into(),
+        name: Some(name.into()),
+        parent_scope: Some("module auth.py".into()),
+        content: content.into(),
+        content_hash: format!("h-{name}"),
+        embedding: None,
+    }
+}
+
+fn file(project: &str, path: &str, chunks: Vec<ChunkDraft>) -> FileChunks {
+    FileChunks {
+        namespace: "default".into(),
+        project_id: project.into(),
+        file_path: path.into(),
+        language: "python".into(),
+        content_hash: format!("file-{}", chunks.len()),
+        size: Some(100),
+        chunks,
+    }
+}
+
+#[test]
+fn chunks_replace_per_file_and_search_by_identifier_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let out = engine
+        .index_file(&file(
+            "p1",
+            "src/auth.py",
+            vec![
+                chunk(
+                    1,
+                    "getUserName",
+                    "def getUserName(request):\n    return request.user.name",
+                ),
+                chunk(5, "logout", "def logout(session):\n    session.clear()"),
+            ],
+        ))
+        .unwrap();
+    assert_eq!((out.chunks_added, out.chunks_removed), (2, 0));
+    engine
+        .index_file(&file(
+            "p2",
+            "src/other.py",
+            vec![chunk(1, "getUserName", "def getUserName(): pass")],
+        ))
+        .unwrap();
+    let hits = engine
+        .search_code("default", "user name", None, Some("p1"), None, 5)
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].0.name.as_deref(), Some("getUserName"));
+    assert_eq!(hits[0].0.file_path, "src/auth.py");
+    let everywhere = engine
+        .search_code("default", "user name", None, None, Some("python"), 5)
+        .unwrap();
+    assert_eq!(everywhere.len(), 2);
+    assert!(
+        engine
+            .search_code("default", "user name", None, None, Some("rust"), 5)
+            .unwrap()
+            .is_empty()
+    );
+
+    let out = engine
+        .index_file(&file(
+            "p1",
+            "src/auth.py",
+            vec![chunk(1, "login", "def login(user): pass")],
+        ))
+        .unwrap();
+    assert_eq!((out.chunks_added, out.chunks_removed), (1, 2));
+    assert!(
+        engine
+            .search_code("default", "logout session", None, Some("p1"), None, 5)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(engine.indexed_files("default", "p1").unwrap().len(), 1);
+
+    assert_eq!(
+        engine.remove_file("default", "p1", "src/auth.py").unwrap(),
+        1
+    );
+    assert!(
+        engine
+            .search_code("default", "login", None, Some("p1"), None, 5)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn projects_report_status_and_delete_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    engine
+        .put_project_status(&ProjectStatus {
+            namespace: "default".into(),
+            project_id: "p1".into(),
+            root: "/tmp/p1".into(),
+            status: "indexing".into(),
+            total_files: 2,
+            ..ProjectStatus::default()
+        })
+        .unwrap();
+    engine
+        .index_file(&file("p1", "a.py", vec![chunk(1, "a", "def a(): pass")]))
+        .unwrap();
+    engine
+        .index_file(&file("p1", "b.py", vec![chunk(1, "b", "def b(): pass")]))
+        .unwrap();
+    let status = engine.project_status("default", "p1").unwrap();
+    assert_eq!(
+        (status.status.as_str(), status.total_chunks),
+        ("indexing", 2)
+    );
+    assert_eq!(engine.list_projects("default").unwrap().len(), 1);
+    assert_eq!(engine.delete_project("default", "p1").unwrap(), 2);
+    assert_eq!(
+        engine.project_status("default", "p1").unwrap_err().code(),
+        "NOT_FOUND"
+    );
+    assert!(
+        engine
+            .search_code("default", "def", None, None, None, 5)
+            .unwrap()
+            .is_empty()
+    );
+    let bad = ProjectStatus {
+        namespace: "default".into(),
+        project_id: "p1".into(),
+        status: "sleeping".into(),
+        ..ProjectStatus::default()
+    };
+    assert_eq!(
+        engine.put_project_status(&bad).unwrap_err().code(),
+        "INVALID_PARAMETER"
+    );
+}
+
+#[test]
+fn mixed_recall_keeps_memories_visible_beside_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    // Code is long and term-rich: raw BM25 would put every chunk first.
+    for i in 0..10 {
+        let body =
+            "def parse_config(path):\n".to_owned() + &"    config parse value\n".repeat(5 + i);
+        engine
+            .index_file(&file(
+                "p",
+                &format!("m{i}.py"),
+                vec![chunk(1, "parse_config", &body)],
+            ))
+            .unwrap();
+    }
+    let best = engine
+        .store_memory(NewMemory::text("The config parser must parse TOML config"))
+        .unwrap();
+    engine
+        .store_memory(NewMemory::text("Unrelated note that mentions config once"))
+        .unwrap();
+    engine
+        .store_memory(NewMemory::text("Another unrelated note about lunch"))
+        .unwrap();
+    let q = SearchQuery {
+        kinds: KindSet::of(&[Kind::Memory, Kind::CodeChunk]),
+        limit: 3,
+        ..SearchQuery::memories("default", 3)
+    };
+    // Each kind is z-scored on its own, so the best memory competes with
+    // the best chunks instead of drowning below ten of them.
+    let hits = engine
+        .recall(&q, "config parse", None, &RecallOptions::default())
+        .unwrap();
+    let memories = engine.memories_for(&hits).unwrap();
+    assert_eq!(
+        memories.first().map(|(x, _)| x.id.clone()),
+        Some(best.id),
+        "{hits:?}"
+    );
+}

@@ -50,6 +50,9 @@ impl Engine {
                 .map(|n| graph.node(n).entity_id.clone())
                 .collect()
         };
+        if explicit.is_empty() && found.is_empty() && prev.is_none() {
+            return Ok(()); // the common case: nothing to link, no query needed
+        }
         for entity_id in &found {
             rel::add_mention(tx, &memory.id, entity_id, false)?;
         }

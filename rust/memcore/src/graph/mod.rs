@@ -303,6 +303,9 @@ impl Graph {
 
     /// Live entities of `namespace` whose names occur in `text` as words.
     pub fn find_mentions(&self, namespace: &str, text: &str) -> Vec<NodeId> {
+        if self.alive_nodes == 0 {
+            return Vec::new();
+        }
         self.matcher
             .find(text)
             .into_iter()

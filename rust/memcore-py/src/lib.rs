@@ -14,6 +14,7 @@ mod graph;
 mod json;
 mod memories;
 mod records;
+mod restore;
 mod search;
 
 use pyo3::prelude::*;

@@ -18,6 +18,7 @@ mod mentions;
 mod overview;
 mod recovery;
 mod reset;
+mod restore;
 mod search;
 mod upkeep;
 
@@ -50,6 +51,7 @@ pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
+pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 

@@ -261,3 +261,18 @@ pub fn delete_project(conn: &Connection, namespace: &str, project: &str) -> Resu
         .execute(params![namespace, project])?
         > 0)
 }
+
+/// Chunks ordered by id after `after` (an export cursor).
+pub fn chunk_page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<CodeChunk>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
+         ORDER BY id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], chunk_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

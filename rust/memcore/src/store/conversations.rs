@@ -409,3 +409,18 @@ pub fn mark_hits(
     }
     Ok(())
 }
+
+/// Turns ordered by id after `after` (an export cursor).
+pub fn turn_page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<Turn>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {TURN_COLUMNS} FROM turns WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
+         ORDER BY id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], turn_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -430,3 +430,36 @@ pub fn observation_catalog_rows(
     }
     Ok(())
 }
+
+/// Entities ordered by id after `after` (an export cursor).
+pub fn page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<Entity>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {ENTITY_COLUMNS} FROM entities WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
+         ORDER BY id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], entity_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Observations (every version) ordered by id after `after`.
+pub fn observation_page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<Observation>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {OBS_COLUMNS} FROM observations o JOIN entities e ON e.id = o.entity_id
+         WHERE (?1 IS NULL OR o.namespace = ?1) AND o.id > ?2 ORDER BY o.id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(
+        params![namespace, after, limit as i64],
+        observation_from_row,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

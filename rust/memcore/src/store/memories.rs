@@ -274,3 +274,18 @@ pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
         })
         .optional()?)
 }
+
+/// Memories ordered by id after `after` (an export cursor), any namespace when None.
+pub fn page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<Memory>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM memories WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
+         ORDER BY id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -157,3 +157,37 @@ pub fn mentions_in(conn: &Connection, namespace: &str) -> Result<Vec<(String, St
     let rows = stmt.query_map([namespace], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// Relations ordered by id after `after` (an export cursor).
+pub fn page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<Relation>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} {JOIN} WHERE (?1 IS NULL OR r.namespace = ?1) AND r.id > ?2
+         ORDER BY r.id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Mentions ordered by (memory, entity) after the cursor `memory_id\tentity_id`.
+pub fn mention_page(
+    conn: &Connection,
+    namespace: Option<&str>,
+    after: &str,
+    limit: usize,
+) -> Result<Vec<(String, String, bool)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT x.memory_id, x.entity_id, x.explicit FROM mentions x
+         JOIN memories m ON m.id = x.memory_id
+         WHERE (?1 IS NULL OR m.namespace = ?1) AND x.memory_id || char(9) || x.entity_id > ?2
+         ORDER BY x.memory_id, x.entity_id LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![namespace, after, limit as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

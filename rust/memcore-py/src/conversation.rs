@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use memcore::conversation::{
-    DocVersion, DocumentObservation, NewTurn, Procedure, ProcedureRecord, Turn,
+    DocVersion, DocumentObservation, NewTurn, Procedure, ProcedureRecord, Turn, WRITING_TOOLS,
 };
 use memcore::engine::{
     ContextItem, ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, VersionSignal,
@@ -411,6 +411,18 @@ impl PyEngine {
             .iter()
             .map(|e| entry_dict(py, e))
             .collect::<PyResult<_>>()?)
+    }
+
+    /// Tool names whose documents count as written by the agent.
+    #[staticmethod]
+    fn writing_tools() -> Vec<&'static str> {
+        WRITING_TOOLS.to_vec()
+    }
+
+    /// A tool name as stored (upper-case, `_` for spaces and dashes).
+    #[staticmethod]
+    fn normalize_tool(tool: &str) -> String {
+        memcore::conversation::normalize_tool(tool)
     }
 
     /// The token estimate used for budgets (characters / 4, rounded up).

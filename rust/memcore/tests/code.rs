@@ -191,3 +191,30 @@ fn mixed_recall_keeps_memories_visible_beside_code() {
         "{hits:?}"
     );
 }
+
+#[test]
+fn chunks_stay_searchable_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+        engine
+            .index_file(&file(
+                "p",
+                "a.py",
+                vec![chunk(1, "parseHeader", "def parseHeader(): pass")],
+            ))
+            .unwrap();
+    }
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let hits = engine
+        .search_code(
+            "default",
+            "parse header",
+            None,
+            Some("p"),
+            Some("python"),
+            5,
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+}

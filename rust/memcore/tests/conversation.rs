@@ -309,3 +309,29 @@ fn maintenance_expires_archives_and_overview_summarises() {
             .contains("ancient question about login")
     );
 }
+
+#[test]
+fn turns_stay_searchable_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let engine = open(dir.path());
+        engine
+            .record_turn(&turn(
+                "c1",
+                "t1",
+                "rotate the signing keys",
+                vec![proc("EDIT", vec![doc("keys.rs", "k1", true)])],
+            ))
+            .unwrap();
+    }
+    let engine = open(dir.path());
+    let docs = vec!["keys.rs".to_owned()];
+    let by_text = engine
+        .retrieve_context(&request("signing keys", "c2", &[]))
+        .unwrap();
+    assert_eq!(by_text.items.len(), 1);
+    let by_file = engine
+        .retrieve_context(&request("unrelated words", "c2", &docs))
+        .unwrap();
+    assert_eq!(by_file.items.len(), 1);
+}

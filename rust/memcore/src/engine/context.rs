@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 use rusqlite::Connection;
 
 use super::Engine;
-use super::conversation::volatility;
 use super::search::{MAX_RESULTS, RecallOptions, SearchQuery};
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::{Error, Result};
@@ -32,6 +31,8 @@ pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
 /// Characters per token of the budget estimate (a common figure for English
 /// subword tokenizers; the facade can count exactly with the model's).
 pub const CHARS_PER_TOKEN: usize = 4;
+/// Candidates traversed per result asked for.
+const TRAVERSE_FACTOR: usize = 3;
 /// Agent text kept per item in the full and the compact rendering.
 const AGENT_CHARS: [usize; 2] = [800, 200];
 
@@ -141,12 +142,24 @@ impl Engine {
         let candidates = self.context_candidates(request)?;
         let conn = self.store.reader()?;
         let now = now_micros();
-        let mut signals = SignalCache::default();
-        let mut items = Vec::with_capacity(candidates.len());
+        // Rank by match × recency first and traverse only the best few: a
+        // popular file can be touched by hundreds of turns.
+        let mut ranked = Vec::with_capacity(candidates.len());
         for (turn_id, (search_score, shared)) in candidates {
-            let Some(turn) = conv::turn(&conn, &turn_id)? else {
-                continue;
-            };
+            if let Some(turn) = conv::turn(&conn, &turn_id)? {
+                let pre = base_score(search_score, &shared, &request.scoring)
+                    * recency(&turn, &request.scoring, now);
+                ranked.push((pre, turn, search_score, shared));
+            }
+        }
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.created_at.cmp(&a.1.created_at))
+        });
+        ranked.truncate(request.limit * TRAVERSE_FACTOR);
+        let mut signals = SignalCache::default();
+        let mut items = Vec::with_capacity(ranked.len());
+        for (_, turn, search_score, shared) in ranked {
             let procedures = conv::procedures_of(&conn, &turn.id)?
                 .into_iter()
                 .map(|p| signals.view(&conn, p))
@@ -167,7 +180,7 @@ impl Engine {
         });
         let result = pack(items, request.token_budget, request.limit, now);
         drop(conn);
-        self.note_hits(request.namespace, &result.items, now);
+        self.note_surfaced(request.namespace, &result.items, now);
         Ok(result)
     }
 
@@ -192,9 +205,17 @@ impl Engine {
                 &RecallOptions::default(),
             )?;
             let conn = self.store.reader()?;
-            for hit in hits {
+            let n = hits.len() as f64;
+            for hit in &hits {
+                // Ties share a rank (equal matches score equally).
+                let rank = hits
+                    .iter()
+                    .filter(|h| h.scores.fused > hit.scores.fused)
+                    .count();
                 if let Some(turn) = conv::turn_by_doc_key(&conn, hit.key)? {
-                    let score = f64::from((hit.scores.fused + 3.0) / 6.0).clamp(0.0, 1.0);
+                    // By rank, 1.0 down to 0.5: a match is a match even when
+                    // it is the only one (a lone z-score is 0 and says nothing).
+                    let score = 1.0 - 0.5 * rank as f64 / n;
                     out.entry(turn.id).or_default().0 = Some(score);
                 }
             }
@@ -217,29 +238,15 @@ impl Engine {
         }
         Ok(out)
     }
-
-    /// Remember which conversations retrieval surfaced (archiving keeps them).
-    fn note_hits(&self, namespace: &str, items: &[ContextItem], now: Timestamp) {
-        if self.is_read_only() || items.is_empty() {
-            return;
-        }
-        let mut conversations: Vec<String> = items
-            .iter()
-            .map(|i| i.turn.conversation_id.clone())
-            .collect();
-        conversations.sort();
-        conversations.dedup();
-        // Best effort: a busy writer must not fail a read.
-        let _ = self
-            .store
-            .write(|tx| conv::mark_hits(tx, namespace, &conversations, now));
-    }
 }
 
-/// Latest versions and familiarity per document, fetched once per request.
+/// Per-document facts, fetched once per request through indexed queries.
 #[derive(Default)]
 struct SignalCache {
-    documents: HashMap<String, (Vec<DocVersion>, i64)>,
+    /// document → (latest version, volatility, familiarity)
+    documents: HashMap<String, (i64, f64, i64)>,
+    /// (document, version) → external versions since
+    external: HashMap<(String, i64), i64>,
 }
 
 impl SignalCache {
@@ -247,20 +254,26 @@ impl SignalCache {
         let mut documents = Vec::with_capacity(p.versions.len());
         for v in p.versions {
             if !self.documents.contains_key(&v.document_id) {
-                let versions = conv::versions_of(conn, &v.document_id)?;
+                let (count, first, last, latest) = conv::version_summary(conn, &v.document_id)?;
+                let days = ((last - first) as f64 / 86_400e6).max(1.0);
                 let familiarity = conv::familiarity(conn, &v.document_id)?;
-                self.documents
-                    .insert(v.document_id.clone(), (versions, familiarity));
+                self.documents.insert(
+                    v.document_id.clone(),
+                    (latest, count as f64 / days, familiarity),
+                );
             }
-            let (versions, familiarity) = &self.documents[&v.document_id];
-            let latest = versions.last().map_or(v.version, |l| l.version);
-            let newer = versions.iter().filter(|x| x.version > v.version);
+            let (latest, volatility, familiarity) = self.documents[&v.document_id];
+            let key = (v.document_id.clone(), v.version);
+            if !self.external.contains_key(&key) {
+                let n = conv::external_since(conn, &v.document_id, v.version)?;
+                self.external.insert(key.clone(), n);
+            }
             documents.push(VersionSignal {
-                latest_version: latest,
-                staleness: latest - v.version,
-                external_since: newer.filter(|x| x.provenance == "external").count() as i64,
-                familiarity: *familiarity,
-                volatility: volatility(versions),
+                latest_version: latest.max(v.version),
+                staleness: (latest - v.version).max(0),
+                external_since: self.external[&key],
+                familiarity,
+                volatility,
                 version: v,
             });
         }
@@ -272,6 +285,22 @@ impl SignalCache {
     }
 }
 
+/// The match part of a score: the search score or the shared-document score.
+fn base_score(search_score: Option<f64>, shared: &[String], scoring: &ContextScoring) -> f64 {
+    let document_score = if shared.is_empty() {
+        0.0
+    } else {
+        (scoring.document_match + 0.1 * (shared.len() - 1) as f64).min(1.0)
+    };
+    search_score.unwrap_or(0.0).max(document_score)
+}
+
+/// Exponential decay by age with the configured half-life.
+fn recency(turn: &Turn, scoring: &ContextScoring, now: Timestamp) -> f64 {
+    let age_days = ((now - turn.created_at).max(0) as f64) / 86_400e6;
+    0.5f64.powf(age_days / scoring.recency_half_life_days.max(1e-9))
+}
+
 fn score_item(
     turn: Turn,
     search_score: Option<f64>,
@@ -280,14 +309,8 @@ fn score_item(
     scoring: &ContextScoring,
     now: Timestamp,
 ) -> ContextItem {
-    let document_score = if shared.is_empty() {
-        0.0
-    } else {
-        (scoring.document_match + 0.1 * (shared.len() - 1) as f64).min(1.0)
-    };
-    let base = search_score.unwrap_or(0.0).max(document_score);
-    let age_days = ((now - turn.created_at).max(0) as f64) / 86_400e6;
-    let recency = 0.5f64.powf(age_days / scoring.recency_half_life_days.max(1e-9));
+    let base = base_score(search_score, &shared, scoring);
+    let recency = recency(&turn, scoring, now);
     let versions: Vec<&VersionSignal> = procedures.iter().flat_map(|p| &p.documents).collect();
     let mean = |f: &dyn Fn(&VersionSignal) -> f64| {
         if versions.is_empty() {
@@ -397,10 +420,20 @@ fn render(item: &ContextItem, number: usize, agent_chars: usize, now: Timestamp)
             .collect();
         let _ = writeln!(out, "Procedures: {}", steps.join("; "));
     }
-    let changed: Vec<String> = item
-        .procedures
-        .iter()
-        .flat_map(|p| &p.documents)
+    // One line per document: the oldest version this turn saw tells the most.
+    let mut oldest: Vec<&VersionSignal> = Vec::new();
+    for d in item.procedures.iter().flat_map(|p| &p.documents) {
+        match oldest
+            .iter_mut()
+            .find(|o| o.version.document_id == d.version.document_id)
+        {
+            Some(o) if d.version.version < o.version.version => *o = d,
+            Some(_) => {}
+            None => oldest.push(d),
+        }
+    }
+    let changed: Vec<String> = oldest
+        .into_iter()
         .filter(|d| d.staleness > 0)
         .map(|d| {
             format!(

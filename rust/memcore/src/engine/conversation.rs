@@ -111,6 +111,7 @@ impl Engine {
                     for doc in &p.documents {
                         let version = self.observe(tx, &record, doc, now)?;
                         conv::link_procedure(tx, &procedure.id, &version.id)?;
+                        conv::record_touch(tx, &version.document_id, &record)?;
                         procedure.versions.push(version);
                     }
                     procedures.push(procedure);

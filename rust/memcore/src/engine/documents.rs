@@ -122,6 +122,36 @@ pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
             },
         );
     })?;
+    code::chunk_catalog_rows(conn, |key, ns, project, language, at| {
+        catalog.insert(
+            key,
+            &DocLabels {
+                kind: Kind::CodeChunk,
+                namespace: &ns,
+                thread: None,
+                scope: Some(&project),
+                tag: Some(&language),
+                valid_from: at,
+                valid_end: None,
+                superseded: false,
+            },
+        );
+    })?;
+    conversations::turn_catalog_rows(conn, |(key, ns, thread, conversation, at, archived)| {
+        catalog.insert(
+            key,
+            &DocLabels {
+                kind: Kind::UserTurn,
+                namespace: &ns,
+                thread: thread.as_deref(),
+                scope: Some(&conversation),
+                tag: None,
+                valid_from: at,
+                valid_end: archived,
+                superseded: false,
+            },
+        );
+    })?;
     entities::observation_catalog_rows(
         conn,
         |(key, ns, thread, from, until, superseded, entity)| {

@@ -120,6 +120,11 @@ pub struct Engine {
     dim: RwLock<Option<usize>>,
     indexes: Arc<Indexes>,
     indexer: Option<Indexer>,
+    /// Conversations retrieval surfaced since the last flush: (namespace,
+    /// conversation) → when. Kept in memory so a read never writes; flushed
+    /// by maintenance (before archiving) and on close. Losing it in a crash
+    /// only makes archiving a little more eager.
+    surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
 }
 
 impl Engine {
@@ -181,6 +186,7 @@ impl Engine {
             dim: RwLock::new(dim),
             indexes,
             indexer,
+            surfaced: parking_lot::Mutex::default(),
         })
     }
 
@@ -256,6 +262,35 @@ impl Engine {
         }
     }
 
+    /// Note the conversations behind retrieved items (see `surfaced`).
+    fn note_surfaced(&self, namespace: &str, items: &[ContextItem], now: i64) {
+        if self.is_read_only() {
+            return;
+        }
+        let mut surfaced = self.surfaced.lock();
+        for item in items {
+            surfaced.insert(
+                (namespace.to_owned(), item.turn.conversation_id.clone()),
+                now,
+            );
+        }
+    }
+
+    /// Write the surfaced conversations' last-hit times.
+    fn flush_surfaced(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.surfaced.lock());
+        if pending.is_empty() || self.is_read_only() {
+            return Ok(());
+        }
+        self.store.write(|tx| {
+            for ((namespace, conversation), at) in &pending {
+                let one = std::slice::from_ref(conversation);
+                crate::store::conversations::mark_hits(tx, namespace, one, *at)?;
+            }
+            Ok(())
+        })
+    }
+
     fn new_id(&self, prefix: &str, now: i64) -> String {
         self.ids.next(prefix, (now / 1000) as u64)
     }
@@ -303,6 +338,7 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        let _ = self.flush_surfaced();
         if let Some(indexer) = &self.indexer {
             indexer.stop();
         }

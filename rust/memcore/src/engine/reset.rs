@@ -13,6 +13,17 @@ const RECORD_TABLES: &[&str] = &[
     "observations",
     "entities",
     "memories",
+    "document_touches",
+    "document_conversations",
+    "procedure_documents",
+    "procedures",
+    "doc_versions",
+    "documents",
+    "turns",
+    "conversations",
+    "code_chunks",
+    "code_files",
+    "projects",
 ];
 
 impl Engine {

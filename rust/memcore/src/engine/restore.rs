@@ -192,6 +192,9 @@ impl Engine {
                     for (version, content) in p.versions.iter().zip(contents) {
                         restore_version(tx, &t.namespace, version, content.as_deref())?;
                         conv::link_procedure(tx, &p.id, &version.id)?;
+                        let document = conv::document_id(tx, &t.namespace, &version.canonical)?
+                            .unwrap_or_else(|| version.document_id.clone());
+                        conv::record_touch(tx, &document, &t)?;
                     }
                 }
                 After::Doc {

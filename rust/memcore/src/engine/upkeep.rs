@@ -63,6 +63,7 @@ impl Engine {
             versions_deduplicated: self.dedupe_versions(namespace)?,
             ..MaintenanceReport::default()
         };
+        self.flush_surfaced()?;
         if let Some(days) = options.archive_after_days {
             report.conversations_archived = self.archive_conversations(namespace, days)?;
         }

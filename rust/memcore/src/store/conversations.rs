@@ -299,6 +299,25 @@ pub fn link_procedure(conn: &Connection, procedure_id: &str, version_id: &str) -
     Ok(())
 }
 
+/// Record that a turn touched a document (for hypernode lookup and familiarity).
+pub fn record_touch(conn: &Connection, document_id: &str, turn: &Turn) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO document_touches(document_id, turn_id, conversation_id, at)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        document_id,
+        turn.id,
+        turn.conversation_id,
+        turn.created_at
+    ])?;
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO document_conversations(document_id, conversation_id) VALUES (?1, ?2)",
+    )?
+    .execute(params![document_id, turn.conversation_id])?;
+    Ok(())
+}
+
 /// The procedures of a turn, in order, with the versions they touched.
 pub fn procedures_of(conn: &Connection, turn_id: &str) -> Result<Vec<Procedure>> {
     let mut stmt = conn.prepare_cached(
@@ -331,8 +350,8 @@ pub fn procedures_of(conn: &Connection, turn_id: &str) -> Result<Vec<Procedure>>
     Ok(procedures)
 }
 
-/// Turns of other conversations that touched any version of these
-/// documents, newest first: (turn id, canonical).
+/// Turns of other, unarchived conversations that touched these documents,
+/// newest first per document: (turn id, canonical).
 pub fn turns_touching(
     conn: &Connection,
     namespace: &str,
@@ -341,24 +360,23 @@ pub fn turns_touching(
     limit: usize,
 ) -> Result<Vec<(String, String)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT DISTINCT t.id, d.canonical, t.created_at FROM documents d
-         JOIN doc_versions v ON v.document_id = d.id
-         JOIN procedure_documents pd ON pd.version_id = v.id
-         JOIN procedures p ON p.id = pd.procedure_id
-         JOIN turns t ON t.id = p.turn_id
-         JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id
-         WHERE d.namespace = ?1 AND d.canonical = ?2 AND c.archived_at IS NULL
-           AND (?3 IS NULL OR t.conversation_id != ?3)
-         ORDER BY t.created_at DESC LIMIT ?4",
+        "SELECT x.turn_id FROM document_touches x
+         JOIN conversations c ON c.namespace = ?1 AND c.id = x.conversation_id
+         WHERE x.document_id = ?2 AND c.archived_at IS NULL
+           AND (?3 IS NULL OR x.conversation_id != ?3)
+         ORDER BY x.at DESC LIMIT ?4",
     )?;
     let mut out = Vec::new();
     for canonical in canonicals {
+        let Some(id) = document_id(conn, namespace, canonical)? else {
+            continue;
+        };
         let rows = stmt.query_map(
-            params![namespace, canonical, exclude_conversation, limit as i64],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            params![namespace, id, exclude_conversation, limit as i64],
+            |r| r.get::<_, String>(0),
         )?;
         for row in rows {
-            out.push(row?);
+            out.push((row?, canonical.clone()));
         }
     }
     Ok(out)
@@ -367,14 +385,35 @@ pub fn turns_touching(
 /// Distinct conversations that touched a document.
 pub fn familiarity(conn: &Connection, document_id: &str) -> Result<i64> {
     Ok(conn
-        .prepare_cached(
-            "SELECT count(DISTINCT t.conversation_id) FROM doc_versions v
-             JOIN procedure_documents pd ON pd.version_id = v.id
-             JOIN procedures p ON p.id = pd.procedure_id
-             JOIN turns t ON t.id = p.turn_id
-             WHERE v.document_id = ?1",
-        )?
+        .prepare_cached("SELECT count(*) FROM document_conversations WHERE document_id = ?1")?
         .query_row([document_id], |r| r.get(0))?)
+}
+
+/// Version count, first and latest version time and the latest version
+/// number of a document (read through the (document, version) index).
+pub fn version_summary(
+    conn: &Connection,
+    document_id: &str,
+) -> Result<(i64, Timestamp, Timestamp, i64)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*), COALESCE(min(created_at), 0), COALESCE(max(created_at), 0),
+                    COALESCE(max(version), 0)
+             FROM doc_versions WHERE document_id = ?1",
+        )?
+        .query_row([document_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?)
+}
+
+/// External versions of a document newer than `version`.
+pub fn external_since(conn: &Connection, document_id: &str, version: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM doc_versions
+             WHERE document_id = ?1 AND version > ?2 AND provenance = 'external'",
+        )?
+        .query_row(params![document_id, version], |r| r.get(0))?)
 }
 
 /// The turns (with their procedure's tool) that touched a version.

@@ -264,6 +264,38 @@ const MIGRATIONS: &[Migration] = &[
         CREATE UNIQUE INDEX code_chunks_by_doc_key ON code_chunks(doc_key);
     ",
     },
+    Migration {
+        version: 5,
+        sql: r"
+        -- Which turns touched which documents, newest first per document, so
+        -- hypernode lookup reads an index range instead of joining and sorting
+        -- every version and procedure of a popular file; and the distinct
+        -- conversations per document (familiarity) as rows to count.
+        CREATE TABLE document_touches (
+            document_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            turn_id         TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            conversation_id TEXT NOT NULL,
+            at              INTEGER NOT NULL,
+            PRIMARY KEY (document_id, turn_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_touches_by_time ON document_touches(document_id, at DESC);
+
+        CREATE TABLE document_conversations (
+            document_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            conversation_id TEXT NOT NULL,
+            PRIMARY KEY (document_id, conversation_id)
+        ) WITHOUT ROWID;
+
+        INSERT OR IGNORE INTO document_touches(document_id, turn_id, conversation_id, at)
+            SELECT v.document_id, t.id, t.conversation_id, t.created_at
+            FROM doc_versions v
+            JOIN procedure_documents pd ON pd.version_id = v.id
+            JOIN procedures p ON p.id = pd.procedure_id
+            JOIN turns t ON t.id = p.turn_id;
+        INSERT OR IGNORE INTO document_conversations(document_id, conversation_id)
+            SELECT document_id, conversation_id FROM document_touches;
+    ",
+    },
 ];
 
 /// The version this build writes.

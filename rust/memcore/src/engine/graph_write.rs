@@ -505,14 +505,29 @@ impl Engine {
             valid: crate::temporal::ValidAt::Any,
             ..super::SearchQuery::memories(&entity.namespace, 1)
         };
-        let hits = self.text_hits(&query, &entity.name, RETRO_LINK_LIMIT)?;
+        // Only memories holding every word of the name can mention it: a
+        // conjunction keeps this cheap when one word ("project") is common.
+        let hits = {
+            let catalog = self.indexes.catalog.read();
+            let Some(filter) = super::Engine::filter(&catalog, &query) else {
+                return Ok(());
+            };
+            if catalog.estimate(&filter) == 0 {
+                return Ok(());
+            }
+            self.indexes
+                .text
+                .search_all_terms(&entity.name, RETRO_LINK_LIMIT, |key| {
+                    catalog.admits(key, &filter)
+                })?
+        };
         if hits.is_empty() {
             return Ok(());
         }
         let mut single = crate::graph::matcher::NameMatcher::default();
         single.add(&entity.name, 0);
-        for hit in hits {
-            let Some((_, memory)) = crate::store::memories::by_doc_keys(tx, &[hit.key])?
+        for (key, _) in hits {
+            let Some((_, memory)) = crate::store::memories::by_doc_keys(tx, &[key])?
                 .into_iter()
                 .next()
             else {
@@ -521,7 +536,7 @@ impl Engine {
             if !single.find(&memory.content).is_empty() {
                 rel::add_mention(tx, &memory.id, &entity.id, false)?;
                 changes.push(GraphChange::Mention {
-                    doc_key: hit.key,
+                    doc_key: key,
                     entity_id: entity.id.clone(),
                 });
             }

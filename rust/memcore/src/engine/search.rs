@@ -221,7 +221,9 @@ impl Engine {
                 .bm25 = h.scores.bm25;
         }
         let ranked = ranked_keys(&pool, options);
-        self.add_graph_signal(query, text, &ranked, &mut pool);
+        if options.weights.ppr > 0.0 {
+            self.add_graph_signal(query, text, &ranked, &mut pool);
+        }
         let index = self.indexes.vectors();
         for (key, (_, s)) in &mut pool {
             s.bm25 = s.bm25.or(bm25_floor);

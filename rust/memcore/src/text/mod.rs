@@ -35,6 +35,22 @@ fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))
 }
 
+/// Whether a match needs any query term or all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Match {
+    Any,
+    All,
+}
+
+impl Match {
+    fn occur(self) -> Occur {
+        match self {
+            Match::Any => Occur::Should,
+            Match::All => Occur::Must,
+        }
+    }
+}
+
 /// What searches read: the committed snapshot and the pending documents,
 /// swapped together so no document is missed or seen twice.
 struct TextState {
@@ -228,6 +244,27 @@ impl TextIndex {
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
+        self.search_matching(query, k, Match::Any, admit)
+    }
+
+    /// Like [`TextIndex::search`], but only documents holding every term of
+    /// the query (a conjunction: cheap even when one term is everywhere).
+    pub fn search_all_terms(
+        &self,
+        query: &str,
+        k: usize,
+        admit: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
+        self.search_matching(query, k, Match::All, admit)
+    }
+
+    fn search_matching(
+        &self,
+        query: &str,
+        k: usize,
+        mode: Match,
+        admit: impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
         let mut terms = self.analyze(query);
         terms.sort_unstable();
         terms.dedup();
@@ -236,8 +273,8 @@ impl TextIndex {
         }
         let state = self.state.read();
         let mut best = TopK::new(k);
-        self.search_committed(&state.searcher, &terms, &admit, &mut best)?;
-        search_pending(&state, self.body, &terms, &admit, &mut best)?;
+        self.search_committed(&state.searcher, &terms, mode, &admit, &mut best)?;
+        search_pending(&state, self.body, &terms, mode, &admit, &mut best)?;
         Ok(best.into_sorted())
     }
 
@@ -245,6 +282,7 @@ impl TextIndex {
         &self,
         searcher: &Searcher,
         terms: &[String],
+        mode: Match,
         admit: &impl Fn(u64) -> bool,
         best: &mut TopK,
     ) -> Result<()> {
@@ -257,7 +295,7 @@ impl TextIndex {
                 let term = Term::from_field_text(self.body, t);
                 let q: Box<dyn Query> =
                     Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                (Occur::Should, q)
+                (mode.occur(), q)
             })
             .collect();
         let query = BooleanQuery::new(clauses);
@@ -295,6 +333,7 @@ fn search_pending(
     state: &TextState,
     body: Field,
     terms: &[String],
+    mode: Match,
     admit: &impl Fn(u64) -> bool,
     best: &mut TopK,
 ) -> Result<()> {
@@ -313,7 +352,7 @@ fn search_pending(
     }
     let total_docs = committed_docs + pending.len() as u64;
     let avg_len = (committed_tokens + pending.total_tokens()) as f32 / total_docs.max(1) as f32;
-    let mut scores: HashMap<u64, f32> = HashMap::new();
+    let mut scores: HashMap<u64, (f32, usize)> = HashMap::new();
     for t in terms {
         let committed_df = searcher
             .doc_freq(&Term::from_field_text(body, t))
@@ -326,12 +365,16 @@ fn search_pending(
         for (key, tf, len) in pending.postings(t) {
             if admit(key) {
                 let norm_id = FieldNormReader::fieldnorm_to_id(len);
-                *scores.entry(key).or_default() += weight.score(norm_id, tf);
+                let entry = scores.entry(key).or_default();
+                entry.0 += weight.score(norm_id, tf);
+                entry.1 += 1;
             }
         }
     }
-    for (key, score) in scores {
-        best.push(key, score);
+    for (key, (score, matched)) in scores {
+        if mode == Match::Any || matched == terms.len() {
+            best.push(key, score);
+        }
     }
     Ok(())
 }
@@ -449,6 +492,29 @@ mod tests {
         let hits = text.search("alpha", 5, |_| true).unwrap();
         assert_eq!(hits.len(), 2);
         assert!((hits[0].1 - hits[1].1).abs() / hits[0].1 < 0.5, "{hits:?}");
+    }
+
+    #[test]
+    fn all_terms_match_only_documents_holding_every_term() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        text.add(1, "project falcon launch").unwrap();
+        text.add(2, "project apollo").unwrap();
+        text.commit(2).unwrap();
+        text.stage(3, "falcon project notes");
+        text.stage(4, "falcon only");
+        let mut keys: Vec<u64> = text
+            .search_all_terms("Project Falcon", 10, |_| true)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, vec![1, 3]);
+        assert_eq!(
+            text.search("Project Falcon", 10, |_| true).unwrap().len(),
+            4
+        );
     }
 
     #[test]

@@ -72,11 +72,13 @@ def run_and_kill(path: Path, start: int, rng: random.Random) -> dict[int, str]:
     # Let it run a random few more milliseconds so the kill lands mid-write.
     time.sleep(rng.random() * 0.05)
     os.kill(child.pid, signal.SIGKILL)
-    # Acknowledgements printed before the kill still count.
+    # Acknowledgements printed before the kill still count; a line the kill
+    # cut short was never a complete acknowledgement.
     rest, err = child.communicate(timeout=30)
     for line in rest.splitlines():
-        i, mem_id = line.split()
-        acked[int(i)] = mem_id
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and len(parts[1]) == 30:
+            acked[int(parts[0])] = parts[1]
     assert acked or "Traceback" not in err, err
     return acked
 

@@ -342,7 +342,13 @@ fn search_pending(
         return Ok(());
     }
     let searcher = &state.searcher;
-    let committed_docs = searcher.num_docs();
+    // Document frequencies count deleted-but-unmerged documents, so the
+    // document count must too (max_doc, not num_docs), or df can exceed N.
+    let committed_docs: u64 = searcher
+        .segment_readers()
+        .iter()
+        .map(|s| u64::from(s.max_doc()))
+        .sum();
     let mut committed_tokens = 0u64;
     for segment in searcher.segment_readers() {
         let inverted = segment
@@ -357,7 +363,7 @@ fn search_pending(
         let committed_df = searcher
             .doc_freq(&Term::from_field_text(body, t))
             .map_err(|e| tantivy_err("stats", &e))?;
-        let df = committed_df + pending.doc_freq(t);
+        let df = (committed_df + pending.doc_freq(t)).min(total_docs);
         if pending.doc_freq(t) == 0 {
             continue;
         }

@@ -163,6 +163,11 @@ fn forward_push(graph: &Graph, reset: &[(NodeId, f32)], params: &PprParams) -> O
             }
         }
     }
+    // What is still unpushed stays where it is: each residual is below
+    // ε·degree, and the total mass is then exactly 1.
+    for (e, r) in estimate.iter_mut().zip(&residual) {
+        *e += r;
+    }
     Some(estimate)
 }
 

@@ -1,0 +1,171 @@
+"""Running one tool call, whatever the transport.
+
+The steps, in order: find the tool, apply the size limits, check the arguments against the
+schema, check store-wide rights, wait for the store, run the handler in a worker thread
+(engine and embedding calls block), then shape the outcome. Every failure becomes
+``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool call never ends
+in a protocol error or takes the server down. Each call is counted and timed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from memcore.errors import MemcoreError, StorageError, UnauthorizedError, error_payload, invalid
+from memcore.mcp.host import StoreHost
+from memcore.mcp.limits import Limits
+from memcore.mcp.metrics import Metrics
+from memcore.mcp.registry import ToolCall, ToolSpec
+from memcore.mcp.validation import ArgumentChecker
+
+_log = logging.getLogger("memcore.mcp.calls")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling: their namespace, whether they may act on every namespace, and a
+    name for the logs (``stdio``, ``local`` or the token's id; never the token)."""
+
+    namespace: str
+    admin: bool
+    principal: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A tool's result object, or its error object with ``is_error`` set."""
+
+    payload: dict[str, Any]
+    is_error: bool
+
+    @property
+    def text(self) -> str:
+        """The payload as compact JSON (the text content of the MCP result)."""
+        return json.dumps(self.payload, ensure_ascii=False, separators=(",", ":"))
+
+
+class Dispatcher:
+    """Runs calls to the tools of one profile."""
+
+    def __init__(
+        self,
+        tools: Sequence[ToolSpec],
+        host: StoreHost,
+        *,
+        limits: Limits,
+        metrics: Metrics,
+        timeout: float,
+        known: Sequence[str] = (),
+    ) -> None:
+        """
+        Args:
+            tools: The enabled tools.
+            host: The store.
+            limits: Per-call size limits.
+            metrics: Where calls are counted.
+            timeout: Seconds a call waits for the store to open.
+            known: Every registered tool name, to tell "not enabled" from "no such tool".
+        """
+        self._tools = {spec.name: spec for spec in tools}
+        self._checkers = {spec.name: ArgumentChecker(spec.input_schema) for spec in tools}
+        self._host = host
+        self._limits = limits
+        self._metrics = metrics
+        self._timeout = timeout
+        self._known = frozenset(known)
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """The enabled tools, in listing order."""
+        return list(self._tools.values())
+
+    def schema_of(self, name: str) -> Mapping[str, Any] | None:
+        """A tool's input schema, or None if it is not enabled."""
+        spec = self._tools.get(name)
+        return None if spec is None else spec.input_schema
+
+    def warm(self) -> None:
+        """Compile every argument validator now, so the first calls do not pay for it."""
+        for checker in self._checkers.values():
+            checker.validator()
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> Outcome:
+        """Run one call; never raises for anything the tool or the caller did wrong."""
+        started = time.perf_counter()
+        spec = self._tools.get(name)
+        try:
+            if spec is None:
+                raise self._unknown(name)
+            result = await self._run(spec, arguments, caller)
+            outcome, status = Outcome(result, is_error=False), "ok"
+        except MemcoreError as exc:
+            outcome, status = Outcome({"error": error_payload(exc)}, is_error=True), type(exc).code
+        except Exception:
+            outcome, status = self._internal_error(name), StorageError.code
+        seconds = time.perf_counter() - started
+        tool = name if spec is not None else "unknown"
+        self._metrics.observe(tool, status, seconds)
+        self._log_call(tool, status, seconds, arguments, caller)
+        return outcome
+
+    async def _run(
+        self, spec: ToolSpec, arguments: Mapping[str, Any] | None, caller: Caller
+    ) -> dict[str, Any]:
+        self._limits.check(dict(arguments) if arguments else None)
+        checked = self._checkers[spec.name].check(arguments)
+        if spec.store_wide and not caller.admin:
+            raise UnauthorizedError(
+                f"{spec.name} acts on every namespace; this caller's token is not an admin token."
+            )
+        if spec.needs_store:
+            await self._host.wait(self._timeout)
+        call = ToolCall(self._host, caller.namespace, checked, caller.admin)
+        return await anyio.to_thread.run_sync(spec.handler, call)
+
+    def _unknown(self, name: str) -> MemcoreError:
+        if name in self._known:
+            message = f"Tool '{name}' is not enabled on this server (see its --tools profile)."
+        else:
+            message = f"Unknown tool '{name}'. Available: {', '.join(self._tools)}."
+        return invalid("name", message)
+
+    def _internal_error(self, name: str) -> Outcome:
+        ref = secrets.token_hex(4)
+        _log.exception("tool failed unexpectedly", extra={"fields": {"tool": name, "ref": ref}})
+        error = {
+            "code": StorageError.code,
+            "message": f"{name} failed with an internal error; the server log has the "
+            f"details under ref {ref}.",
+            "details": {"ref": ref},
+        }
+        return Outcome({"error": error}, is_error=True)
+
+    def _log_call(
+        self,
+        tool: str,
+        status: str,
+        seconds: float,
+        arguments: Mapping[str, Any] | None,
+        caller: Caller,
+    ) -> None:
+        level = logging.DEBUG if status == "ok" else logging.INFO
+        if not _log.isEnabledFor(level):
+            return
+        fields = {
+            "tool": tool,
+            "status": status,
+            "ms": round(seconds * 1e3, 3),
+            "namespace": caller.namespace,
+            "caller": caller.principal,
+            # Names only: the values are what the user said.
+            "argument_names": sorted(arguments) if arguments else [],
+        }
+        _log.log(level, "tool call", extra={"fields": fields})

@@ -1,0 +1,135 @@
+"""The store behind the server: opened in a background thread so the server can answer
+``initialize`` and ``tools/list`` at once, and awaited by the tool calls that need it.
+
+A store that fails to open (another process holds it, the model does not match, the path
+is unusable) does not stop the server: the failure is logged and every tool that needs the
+store answers with it, since an MCP client shows a tool error to the user and the model but
+hides the stderr of a server that exited. ``get_status`` reports it too.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+import anyio.to_thread
+
+from memcore.errors import MemcoreError, ResourceBusyError, StorageError
+
+if TYPE_CHECKING:
+    from memcore.memory import Memory
+
+StoreState = Literal["opening", "open", "error", "closed"]
+
+_log = logging.getLogger("memcore.mcp.store")
+#: Longest a shutdown waits for a model that is still loading.
+_SETTLE_SECONDS = 30.0
+
+
+class StoreHost:
+    """Owns the one ``Memory`` of the process."""
+
+    def __init__(self, open_memory: Callable[[], Memory]) -> None:
+        self._open_memory = open_memory
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._memory: Memory | None = None
+        self._error: MemcoreError | None = None
+        self._closed = False
+        self._closed_event = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Begin opening in a daemon thread (a hung open must not keep the process alive)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._open, name="memcore-open-store", daemon=True
+                )
+                self._thread.start()
+
+    @property
+    def state(self) -> StoreState:
+        """``opening``, ``open``, ``error`` or ``closed``."""
+        if self._closed:
+            return "closed"
+        if not self._done.is_set():
+            return "opening"
+        return "open" if self._memory is not None else "error"
+
+    @property
+    def error(self) -> MemcoreError | None:
+        """Why opening failed, once it has."""
+        return self._error
+
+    def memory(self) -> Memory:
+        """The open store.
+
+        Raises:
+            MemcoreError: Opening failed (that error), is still under way (RESOURCE_BUSY),
+                or the server is shutting down (STORAGE_ERROR).
+        """
+        if self._closed:
+            raise StorageError("The server is shutting down.")
+        if self._memory is not None:
+            return self._memory
+        if self._error is not None:
+            raise self._error
+        raise ResourceBusyError("The store is still opening; retry in a moment.")
+
+    async def wait(self, timeout: float) -> Memory:
+        """The open store, waiting up to ``timeout`` seconds for it without blocking the loop.
+
+        Raises:
+            MemcoreError: As :meth:`memory`, after the wait.
+        """
+        if not self._done.is_set():
+            self.start()
+            await anyio.to_thread.run_sync(self._done.wait, timeout, abandon_on_cancel=True)
+        return self.memory()
+
+    def wait_blocking(self, timeout: float) -> Memory:
+        """:meth:`wait` for synchronous callers (the CLI)."""
+        self.start()
+        self._done.wait(timeout)
+        return self.memory()
+
+    def close(self) -> None:
+        """Close the store once opening has finished (idempotent)."""
+        self._done.wait()
+        with self._lock:
+            self._closed = True
+            memory, self._memory = self._memory, None
+        if memory is not None:
+            service = memory.embeddings
+            if service is not None and service.status == "loading":
+                # Exiting while onnxruntime is still building its session aborts the
+                # process (C++ terminate in the loader thread): let the load finish first.
+                service.wait_ready(_SETTLE_SECONDS)
+            memory.close()
+            _log.info("store closed")
+        self._closed_event.set()
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Block until :meth:`close` has finished; whether it did within ``timeout``."""
+        return self._closed_event.wait(timeout)
+
+    def _open(self) -> None:
+        try:
+            memory = self._open_memory()
+        except MemcoreError as exc:
+            self._error = exc
+            _log.error(
+                "store failed to open",
+                extra={"fields": {"code": type(exc).code, "error": str(exc)}},
+            )
+        except Exception as exc:
+            self._error = StorageError(f"The store could not be opened: {type(exc).__name__}")
+            _log.exception("store failed to open")
+        else:
+            self._memory = memory
+            _log.info("store open", extra={"fields": {"path": str(memory.path)}})
+        finally:
+            self._done.set()

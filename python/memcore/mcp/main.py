@@ -1,0 +1,160 @@
+"""``python -m memcore.mcp`` / ``memcore serve``: parse settings, open the store in the
+background, then serve MCP over stdio or streamable HTTP.
+
+Start-up order is chosen for time to the first ``tools/list``: settings and the tool
+registry are plain Python, then the MCP SDK (by far the largest import) loads, and only
+then does the store start opening (and the model loading) in background threads, so their
+imports do not compete with the SDK's for the interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+import anyio
+
+from memcore import __version__
+from memcore.mcp import logs
+from memcore.mcp.auth import AuthFileError, TokenStore
+from memcore.mcp.dispatch import Caller, Dispatcher
+from memcore.mcp.host import StoreHost
+from memcore.mcp.limits import Limits
+from memcore.mcp.metrics import Metrics
+from memcore.mcp.registry import ProfileError
+from memcore.mcp.tools import load_registry
+from memcore.memory import Memory
+from memcore.settings import SERVER_OPTIONS, Settings, SettingsError, add_options, describe, resolve
+
+_log = logging.getLogger("memcore.mcp")
+
+#: Exit status for invalid settings (as argparse uses for usage errors).
+EXIT_USAGE = 2
+#: Longest a signalled stdio server waits for its store to close before exiting anyway.
+_CLOSE_SECONDS = 60.0
+
+
+def build_parser(prog: str = "python -m memcore.mcp") -> argparse.ArgumentParser:
+    """The server's command line."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="memcore MCP server: long-term memory for AI agents over stdio or HTTP.",
+    )
+    parser.add_argument("--version", action="version", version=f"memcore {__version__}")
+    parser.add_argument(
+        "--list-models", action="store_true", help="list the embedding models and exit"
+    )
+    add_options(parser, SERVER_OPTIONS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp") -> int:
+    """Run the server until its transport closes; the exit status."""
+    args = build_parser(prog).parse_args(argv)
+    if args.list_models:
+        from memcore.cli import show_models
+
+        show_models(as_json=False)
+        return 0
+    try:
+        settings = resolve(args, SERVER_OPTIONS)
+        registry = load_registry()
+        tools = registry.select(settings.tools)
+        tokens = _tokens(settings)
+    except (SettingsError, ProfileError, AuthFileError) as exc:
+        print(f"memcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logs.configure(settings.log_level)
+    metrics = Metrics()
+
+    def open_memory() -> Memory:
+        memory = Memory(**settings.memory_kwargs())
+        # Compiling the validators here keeps that cost off the first calls.
+        dispatcher.warm()
+        return memory
+
+    host = StoreHost(open_memory)
+    dispatcher = Dispatcher(
+        tools,
+        host,
+        limits=Limits(settings.max_request_bytes, settings.max_items),
+        metrics=metrics,
+        timeout=settings.timeout,
+        known=[spec.name for spec in registry.all()],
+    )
+    _log.info(
+        "memcore MCP server starting",
+        extra={"fields": {**describe(settings), "tool_count": len(tools), "version": __version__}},
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(_serve, settings, dispatcher, host, metrics, tokens)
+    _log.info("memcore MCP server stopped")
+    return 0
+
+
+def _tokens(settings: Settings) -> TokenStore | None:
+    if settings.transport != "http" or settings.auth_file is None:
+        return None
+    if not settings.auth_file.is_file():
+        raise AuthFileError(
+            f"The token file {settings.auth_file} does not exist; create a token with "
+            "`memcore auth add-token --auth-file FILE --namespace NAME`."
+        )
+    return TokenStore(settings.auth_file)
+
+
+async def _serve(
+    settings: Settings,
+    dispatcher: Dispatcher,
+    host: StoreHost,
+    metrics: Metrics,
+    tokens: TokenStore | None,
+) -> None:
+    from memcore.mcp.server import build_server
+
+    # Opened only now: started before the SDK import, the store's and the model's own
+    # imports competed with it for the GIL and delayed the first answer by a third.
+    host.start()
+
+    if settings.transport == "http":
+        from memcore.mcp.http import build_app, caller_resolver, serve
+
+        caller_of = caller_resolver(settings.namespace, tokens_required=tokens is not None)
+        server = build_server(dispatcher, host, caller_of)
+        await serve(build_app(server, settings, host, metrics, tokens), settings)
+        return
+
+    from mcp.server.stdio import stdio_server
+
+    caller = Caller(namespace=settings.namespace, admin=True, principal="stdio")
+    server = build_server(dispatcher, host, lambda ctx: caller)
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, group.cancel_scope, host)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, host: StoreHost) -> None:
+    # SIGTERM (docker stop) and SIGINT end the stdio server through the same path as EOF,
+    # so the store is closed cleanly. The SDK's stdin reader is a thread blocked in a read
+    # that cancellation cannot interrupt, so once the store is closed the process exits
+    # without waiting for the client to close stdin.
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            threading.Thread(target=_exit_once_closed, args=(host,), daemon=True).start()
+            scope.cancel()
+            return
+
+
+def _exit_once_closed(host: StoreHost) -> None:
+    if host.wait_closed(_CLOSE_SECONDS):
+        _log.info("memcore MCP server stopped")
+    logging.shutdown()
+    os._exit(0)

@@ -1,0 +1,92 @@
+"""Argument schemas and result shapes the tool groups share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from memcore.mcp import schema
+
+if TYPE_CHECKING:
+    from memcore.records import MemoryRecord, SearchHit
+
+MEMORY_TYPES = ("episodic", "semantic", "procedural")
+SOURCES = ("explicit", "extracted")
+#: Most results one search returns (DESIGN section 3).
+MAX_SEARCH_RESULTS = 50
+#: Most memories one listing page returns (the core's limit).
+MAX_PAGE = 1000
+
+
+def memory_id(description: str = 'The memory\'s id ("mem_…").') -> schema.Schema:
+    """A memory id argument."""
+    return schema.string(description, min_length=1, max_length=200)
+
+
+def thread_id() -> schema.Schema:
+    """The optional thread filter every read tool takes."""
+    return schema.string(
+        "Only memories from this conversation or agent thread.", min_length=1, max_length=200
+    )
+
+
+def as_of() -> schema.Schema:
+    """The optional point in (valid) time a search looks at."""
+    return schema.string(
+        "See memory as it was at this time (ISO 8601, e.g. 2026-01-31T12:00:00Z): facts valid "
+        "then, including ones since superseded or invalidated. Default: now.",
+        date_time=True,
+    )
+
+
+def include_invalid() -> schema.Schema:
+    """The switch that also returns invalidated and superseded memories."""
+    return schema.boolean(
+        "Also return memories that were invalidated or superseded.", default=False
+    )
+
+
+def search_limit(default: int = 10) -> schema.Schema:
+    """How many search results to return."""
+    return schema.integer(
+        "Maximum number of results.", minimum=1, maximum=MAX_SEARCH_RESULTS, default=default
+    )
+
+
+def page(default_limit: int, maximum: int = MAX_PAGE) -> dict[str, schema.Schema]:
+    """``limit`` and ``offset`` of a newest-first listing."""
+    return {
+        "limit": schema.integer(
+            "Maximum number of memories.", minimum=1, maximum=maximum, default=default_limit
+        ),
+        "offset": schema.integer(
+            "Memories to skip (for the next page, pass the previous next_offset).",
+            minimum=0,
+            maximum=2**53,
+            default=0,
+        ),
+    }
+
+
+def memory_out(record: MemoryRecord) -> dict[str, Any]:
+    """A memory for the model: every field that has a value (never the embedding)."""
+    return {key: value for key, value in record.to_dict().items() if value is not None}
+
+
+def memories_out(records: Iterable[MemoryRecord]) -> list[dict[str, Any]]:
+    """Several memories for the model."""
+    return [memory_out(record) for record in records]
+
+
+def hit_out(hit: SearchHit) -> dict[str, Any]:
+    """A search hit: the memory, its ``relevance_score`` (0-1) and per-signal ``scores``."""
+    return {
+        **memory_out(hit.memory),
+        "relevance_score": hit.relevance_score,
+        "scores": hit.scores.to_dict(),
+    }
+
+
+def optional(arguments: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """The named arguments the caller gave, as keyword arguments for the facade."""
+    return {name: arguments[name] for name in names if name in arguments}

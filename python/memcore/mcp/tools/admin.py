@@ -1,0 +1,88 @@
+"""The admin group: server status and the store-wide reset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcore import __version__
+from memcore.errors import error_payload
+from memcore.mcp import schema
+from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
+
+
+def get_status(call: ToolCall) -> dict[str, Any]:
+    """Version, store state, this namespace's counts and the embedding model's state."""
+    host = call.host
+    if host.state != "open":
+        # Answer while the store opens (or after it failed): that is when status matters.
+        store: dict[str, Any] = {"status": host.state}
+        if host.error is not None:
+            store["error"] = error_payload(host.error)
+        embedding = "loading" if host.state == "opening" else "error"
+        return {
+            "version": __version__,
+            "namespace": call.namespace,
+            "store": store,
+            "counts": None,
+            "embedding": {"status": embedding, "model": None, "dim": None, "error": None},
+        }
+    memory = call.memory
+    status = memory.status()
+    store = {"status": "open", **status["store"]}
+    if not call.admin:
+        # A tenant has no business knowing where the server keeps its files.
+        store.pop("path", None)
+    return {
+        "version": status["version"],
+        "namespace": call.namespace,
+        "store": store,
+        "counts": {"memories": memory.count_memories(namespace=call.namespace)},
+        "embedding": status["embedding"],
+    }
+
+
+def reset_all_memory(call: ToolCall) -> dict[str, Any]:
+    """Delete everything in every namespace."""
+    call.memory.reset_all_memory()
+    return {"success": True, "message": "Every memory in every namespace was deleted."}
+
+
+def register(registry: ToolRegistry) -> None:
+    """Add the admin group."""
+    registry.add(
+        ToolSpec(
+            name="get_status",
+            group="admin",
+            title="Server status",
+            description=(
+                "Report memcore's state: version, store (opening/open/error), how many memories "
+                "this namespace holds, and the embedding model (status loading/ready/error, "
+                "model, dimension). Call it when searches fail or to check the model has "
+                "loaded; it answers even while the store is still opening."
+            ),
+            input_schema=schema.arguments({}),
+            handler=get_status,
+            read_only=True,
+            needs_store=False,
+        )
+    )
+    registry.add(
+        ToolSpec(
+            name="reset_all_memory",
+            group="admin",
+            title="Delete all memory",
+            description=(
+                "Irreversibly delete ALL memories in EVERY namespace and rebuild empty indexes. "
+                "Only when the user explicitly asks to wipe memcore; requires confirm: true. "
+                "Returns {success, message}."
+            ),
+            input_schema=schema.arguments(
+                {"confirm": schema.const_true("Must be true: confirms the irreversible wipe.")},
+                required=["confirm"],
+            ),
+            handler=reset_all_memory,
+            destructive=True,
+            idempotent=True,
+            store_wide=True,
+        )
+    )

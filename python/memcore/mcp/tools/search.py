@@ -1,0 +1,101 @@
+"""The search group: vector, keyword and hybrid search over memories (DESIGN section 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memcore.mcp import schema
+from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
+from memcore.mcp.tools._shared import as_of, hit_out, include_invalid, search_limit, thread_id
+
+if TYPE_CHECKING:
+    from memcore.memory import Memory
+    from memcore.records import SearchHit
+
+_Search = Callable[..., "list[SearchHit]"]
+
+
+def _run(pick: Callable[[Memory], _Search]) -> Callable[[ToolCall], dict[str, Any]]:
+    def handler(call: ToolCall) -> dict[str, Any]:
+        args = call.arguments
+        hits = pick(call.memory)(
+            args["query"],
+            args["limit"],
+            include_invalid=args["include_invalid"],
+            namespace=call.namespace,
+            **{name: args[name] for name in ("thread_id", "as_of") if name in args},
+        )
+        return {"results": [{"kind": "memory", **hit_out(hit)} for hit in hits]}
+
+    return handler
+
+
+def _arguments(query_help: str) -> schema.Schema:
+    return schema.arguments(
+        {
+            "query": schema.string(query_help, min_length=1),
+            "limit": search_limit(),
+            "thread_id": thread_id(),
+            "as_of": as_of(),
+            "include_invalid": include_invalid(),
+        },
+        required=["query"],
+    )
+
+
+_RESULTS = (
+    "Returns {results}, best first: each is a memory with kind, relevance_score (0-1) and "
+    "scores {vector, bm25, ppr, fused} explaining its rank."
+)
+
+
+def register(registry: ToolRegistry) -> None:
+    """Add the search group."""
+    registry.add(
+        ToolSpec(
+            name="search",
+            group="search",
+            title="Semantic search",
+            description=(
+                "Semantic (vector) search: finds memories that mean the same as the query even "
+                "with different words. Use it for paraphrased or conceptual questions. Needs "
+                f"the embedding model (EMBEDDING_ERROR while it loads). {_RESULTS}"
+            ),
+            input_schema=_arguments("What to look for, in natural language."),
+            handler=_run(lambda memory: memory.search),
+            read_only=True,
+        )
+    )
+    registry.add(
+        ToolSpec(
+            name="search_text",
+            group="search",
+            title="Keyword search",
+            description=(
+                "Keyword (BM25) search with stemming: finds memories containing the query's "
+                "words. Use it for names, identifiers, exact terms and codes; it works without "
+                f"the embedding model. {_RESULTS}"
+            ),
+            input_schema=_arguments("Keywords to match."),
+            handler=_run(lambda memory: memory.search_text),
+            read_only=True,
+        )
+    )
+    registry.add(
+        ToolSpec(
+            name="recall",
+            group="search",
+            title="Recall",
+            description=(
+                "The best general-purpose retrieval: hybrid search fusing semantic similarity, "
+                "keywords and the knowledge graph (Personalized PageRank over entities the "
+                "query and the best candidates mention). Use it by default to bring back what "
+                "you know about a topic, person or project; as_of looks at the past. Falls "
+                f"back to keywords when the embedding model is unavailable. {_RESULTS}"
+            ),
+            input_schema=_arguments("The topic, question or situation to recall memories for."),
+            handler=_run(lambda memory: memory.recall),
+            read_only=True,
+        )
+    )

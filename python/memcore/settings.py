@@ -1,0 +1,341 @@
+"""Settings of the MCP server and the CLI (DESIGN section 8).
+
+Every setting comes from its CLI flag, else its ``MEMCORE_*`` environment variable, else
+its default. Each one is described once, in :data:`OPTIONS`; the flag is ``--`` plus the
+name with dashes and the variable is ``MEMCORE_`` plus the name in capitals
+(``cache_size`` → ``--cache-size`` / ``MEMCORE_CACHE_SIZE``). Invalid values raise
+:class:`SettingsError`, whose message names the flag or variable, the value and what is
+accepted, so a bad start fails at once instead of on the first tool call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from memcore.config import default_data_dir
+
+Transport = Literal["stdio", "http"]
+
+ENV_PREFIX = "MEMCORE_"
+LOG_LEVELS = ("trace", "debug", "info", "warn", "warning", "error")
+#: Model names that turn embeddings off (a text-only store: BM25 and graph).
+NO_MODEL = ("none", "off")
+#: What a --model-path folder must hold (DESIGN section 7).
+MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+_LOOPBACK_NAMES = ("localhost",)
+
+
+class SettingsError(ValueError):
+    """A setting is invalid; the message says which, where it came from and what to use."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved settings; the defaults are those of DESIGN section 8."""
+
+    data_dir: Path = field(default_factory=default_data_dir)
+    model: str | None = "minilm"
+    model_path: Path | None = None
+    cache_size: int = 1000
+    batch_size: int = 32
+    timeout: float = 60.0
+    log_level: str = "info"
+    force_model: bool = False
+    reset_memory: bool = False
+    namespace: str = "default"
+    read_only: bool = False
+    tools: str = "core"
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8765
+    auth_file: Path | None = None
+    allow_no_auth: bool = False
+    max_request_bytes: int = 1_048_576
+    max_items: int = 1000
+
+    def memory_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``memcore.Memory`` with these settings."""
+        return {
+            "path": self.data_dir,
+            "model": self.model,
+            "model_path": self.model_path,
+            "force_model": self.force_model,
+            "reset_memory": self.reset_memory,
+            "namespace": self.namespace,
+            "read_only": self.read_only,
+            "cache_size": self.cache_size,
+            "batch_size": self.batch_size,
+        }
+
+
+# -- value parsers: each takes the raw text and raises ValueError saying what is accepted --
+
+
+def _integer(minimum: int, maximum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"expected an integer from {minimum} to {maximum}") from None
+        if not minimum <= value <= maximum:
+            raise ValueError(f"expected an integer from {minimum} to {maximum}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number of seconds greater than 0") from None
+    if not 0 < value < float("inf"):
+        raise ValueError("expected a number of seconds greater than 0")
+    return value
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of: {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+def parse_bool(text: str) -> bool:
+    """A boolean from an environment variable: 1/true/yes/on or 0/false/no/off."""
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"expected one of: {', '.join(_TRUE + _FALSE)}")
+
+
+def _path(text: str) -> Path:
+    if not text.strip():
+        raise ValueError("expected a path")
+    return Path(text).expanduser().resolve()
+
+
+def _data_dir(text: str) -> Path:
+    path = _path(text)
+    if path.exists() and not path.is_dir():
+        raise ValueError("expected a directory, but it is a file")
+    return path
+
+
+def _model(text: str) -> str | None:
+    name = text.strip()
+    if name.lower() in NO_MODEL:
+        return None
+    # Imported here: the registry is plain data, but its package is not needed to parse
+    # the other settings.
+    from memcore.embeddings.registry import REGISTRY
+
+    if name not in REGISTRY:
+        raise ValueError(f"expected a model name ({', '.join(REGISTRY)}) or 'none'")
+    return name
+
+
+def _model_path(text: str) -> Path:
+    path = _path(text)
+    if not path.is_dir():
+        raise ValueError("expected a directory holding model.onnx, tokenizer.json and config.json")
+    missing = [
+        f for f in ("model.onnx", "tokenizer.json", "config.json") if not (path / f).is_file()
+    ]
+    if missing:
+        raise ValueError(f"the directory lacks {', '.join(missing)}")
+    return path
+
+
+def _namespace(text: str) -> str:
+    name = text.strip()
+    if not name or len(name) > 128 or not name.isprintable():
+        raise ValueError("expected 1-128 printable characters")
+    return name
+
+
+def _tools(text: str) -> str:
+    # Only the shape is checked here; the server checks the names against its registry.
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise ValueError("expected 'core', 'all' or a comma-separated list of groups and tools")
+    return ",".join(parts)
+
+
+def _host(text: str) -> str:
+    host = text.strip()
+    if not host or any(c.isspace() for c in host):
+        raise ValueError("expected a host name or IP address")
+    return host
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: how to parse it, its help, and whether it is an on/off flag."""
+
+    name: str
+    parse: Callable[[str], Any]
+    help: str
+    metavar: str | None = None
+    is_flag: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, e.g. ``--cache-size``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        """The environment variable, e.g. ``MEMCORE_CACHE_SIZE``."""
+        return ENV_PREFIX + self.name.upper()
+
+
+OPTIONS: dict[str, Option] = {
+    o.name: o
+    for o in (
+        Option("data_dir", _data_dir, "data directory (~/.local/share/memcore)", "DIR"),
+        Option("model", _model, "embedding model, or 'none' for text-only (minilm)", "NAME"),
+        Option("model_path", _model_path, "folder with model.onnx, tokenizer.json, config.json"),
+        Option("cache_size", _integer(0, 10_000_000), "query-embedding cache entries (1000)", "N"),
+        Option("batch_size", _integer(1, 4096), "texts per embedding batch (32)", "N"),
+        Option("timeout", _seconds, "seconds a call waits for the store to open (60)", "SECONDS"),
+        Option("log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)"),
+        Option("force_model", parse_bool, "on a model mismatch use the stored model", is_flag=True),
+        Option("reset_memory", parse_bool, "on a model mismatch wipe the store", is_flag=True),
+        Option("namespace", _namespace, "namespace of stdio calls and the CLI (default)", "NAME"),
+        Option("read_only", parse_bool, "open the store read-only", is_flag=True),
+        Option("tools", _tools, "tool profile: core, all, or groups/tools, comma-separated"),
+        Option("transport", _choice("stdio", "http"), "stdio or http (stdio)", "NAME"),
+        Option("host", _host, "HTTP bind address (127.0.0.1)", "HOST"),
+        Option("port", _integer(1, 65535), "HTTP port (8765)", "PORT"),
+        Option("auth_file", _path, "bearer-token file for HTTP (see memcore auth)", "FILE"),
+        Option("allow_no_auth", parse_bool, "serve HTTP off loopback without tokens", is_flag=True),
+        Option("max_request_bytes", _integer(1024, 1 << 30), "largest request body (1 MiB)", "N"),
+        Option("max_items", _integer(1, 1_000_000), "most items in any argument list (1000)", "N"),
+    )
+}
+
+#: What commands that open a store use.
+STORE_OPTIONS = (
+    "data_dir",
+    "model",
+    "model_path",
+    "cache_size",
+    "batch_size",
+    "timeout",
+    "log_level",
+    "force_model",
+    "reset_memory",
+    "namespace",
+    "read_only",
+)
+#: What the server uses: everything.
+SERVER_OPTIONS = tuple(OPTIONS)
+
+
+def add_options(parser: argparse.ArgumentParser, names: Iterable[str] = SERVER_OPTIONS) -> None:
+    """Add the flags of the named settings to ``parser`` (values stay raw until resolved)."""
+    group = parser.add_argument_group("settings (flag > MEMCORE_* variable > default)")
+    for name in names:
+        option = OPTIONS[name]
+        help_text = f"{option.help} [{option.env}]"
+        if option.is_flag:
+            group.add_argument(
+                option.flag,
+                dest=name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        else:
+            group.add_argument(
+                option.flag, dest=name, default=None, metavar=option.metavar, help=help_text
+            )
+
+
+def resolve(
+    args: argparse.Namespace | Mapping[str, Any],
+    names: Iterable[str] = SERVER_OPTIONS,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Settings from parsed flags, then the environment, then the defaults.
+
+    Args:
+        args: Parsed flags (raw strings, or booleans for on/off flags); None means unset.
+        names: The settings to read; the others keep their defaults, so a command is never
+            refused over a variable it does not use.
+        env: The environment (default ``os.environ``).
+
+    Raises:
+        SettingsError: A value is invalid, or two settings contradict each other.
+    """
+    given = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
+    environ = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for name in names:
+        option = OPTIONS[name]
+        raw = given.get(name)
+        if raw is not None:
+            values[name] = raw if isinstance(raw, bool) else _parse(option, raw, option.flag)
+        elif (text := environ.get(option.env)) is not None and text.strip():
+            values[name] = _parse(option, text, option.env)
+    settings = Settings(**values)
+    _check_combinations(settings)
+    return settings
+
+
+def _parse(option: Option, raw: Any, source: str) -> Any:
+    try:
+        return option.parse(str(raw))
+    except ValueError as exc:
+        raise SettingsError(f"Invalid {source} {str(raw)!r}: {exc}.") from None
+
+
+def _check_combinations(settings: Settings) -> None:
+    if settings.force_model and settings.reset_memory:
+        raise SettingsError("Use --force-model or --reset-memory, not both.")
+    if settings.read_only and settings.reset_memory:
+        raise SettingsError("--reset-memory needs write access; drop --read-only.")
+    if (
+        settings.transport == "http"
+        and settings.auth_file is None
+        and not settings.allow_no_auth
+        and not is_loopback(settings.host)
+    ):
+        raise SettingsError(
+            f"Refusing to serve HTTP on {settings.host} without bearer tokens: pass --auth-file "
+            "(create tokens with `memcore auth add-token`), bind to 127.0.0.1, or pass "
+            "--allow-no-auth if something else authenticates requests."
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """The settings as plain values, for a start-up log line."""
+    out: dict[str, Any] = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        out[f.name] = str(value) if isinstance(value, Path) else value
+    return out

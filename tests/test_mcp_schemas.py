@@ -1,0 +1,129 @@
+"""The MCP layer's parts in process: every tool schema is valid JSON Schema, profiles pick
+the right tools, a new group registers by adding its module, arguments are checked with
+field-naming messages, limits, the Prometheus text, and log redaction."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from memcore.errors import InvalidParameterError, PayloadTooLargeError
+from memcore.mcp import logs
+from memcore.mcp.limits import Limits
+from memcore.mcp.metrics import Metrics
+from memcore.mcp.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec
+from memcore.mcp.schema import arguments, integer, string
+from memcore.mcp.tools import load_registry
+from memcore.mcp.validation import ArgumentChecker
+
+
+def test_every_schema_is_valid_draft_2020_12() -> None:
+    for spec in load_registry().all():
+        Draft202012Validator.check_schema(dict(spec.input_schema))
+        assert spec.input_schema["additionalProperties"] is False, spec.name
+        for name, prop in spec.input_schema["properties"].items():
+            assert prop.get("description"), (spec.name, name)
+            default = prop.get("default")
+            if default is not None:  # a default must itself be valid
+                Draft202012Validator({"type": "object", "properties": {name: prop}}).validate(
+                    {name: default}
+                )
+
+
+def test_profiles() -> None:
+    registry = load_registry()
+    core = [spec.name for spec in registry.select("core")]
+    assert set(core) == {name for name in CORE_TOOLS if registry.get(name)}
+    listing = [spec.name for spec in registry.all()]
+    assert core == sorted(core, key=listing.index)  # listed in group order
+    assert len(registry.select("all")) == len(registry.all()) == 16
+    picked = [spec.name for spec in registry.select("temporal,get_status,temporal")]
+    assert picked == ["get_valid", "get_valid_at", "invalidate", "get_status"]
+    with pytest.raises(ProfileError, match="nope, graph"):
+        registry.select("core,nope,graph")
+
+
+def _noop(call: ToolCall) -> dict[str, Any]:
+    return {}
+
+
+def test_a_new_group_slots_into_core_and_listing_order() -> None:
+    registry = load_registry()
+    registry.add(ToolSpec("save_memory", "graph", "Save", "A graph write.", arguments({}), _noop))
+    names = [spec.name for spec in registry.select("core")]
+    assert names.index("save_memory") < names.index("get_status")
+    assert registry.groups == ["facts", "search", "temporal", "graph", "admin"]
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.add(ToolSpec("save_memory", "graph", "", "", arguments({}), _noop))
+    assert [spec.name for spec in ToolRegistry().select("core")] == []
+
+
+def test_arguments_get_defaults_and_named_errors() -> None:
+    checker = ArgumentChecker(
+        arguments(
+            {
+                "query": string("q", min_length=1),
+                "limit": integer("n", minimum=1, maximum=20, default=5),
+            },
+            required=["query"],
+        )
+    )
+    assert checker.check({"query": "x"}) == {"query": "x", "limit": 5}
+    assert checker.check({"query": "x", "limit": 7.0}) == {"query": "x", "limit": 7}
+    with pytest.raises(InvalidParameterError) as info:
+        checker.check({"query": "", "limit": 3})
+    assert info.value.details == {"field": "query"}
+    assert "must have at least 1 characters" in str(info.value)
+    with pytest.raises(InvalidParameterError, match="Unknown field 'lmit'"):
+        checker.check({"query": "x", "lmit": 3, "limit": 99})
+    with pytest.raises(InvalidParameterError, match="limit must be an integer, got true"):
+        checker.check({"query": "x", "limit": True})
+
+
+def test_limits() -> None:
+    limits = Limits(max_request_bytes=100, max_items=3)
+    limits.check({"a": [1, 2, 3], "b": {"c": "x" * 50}})
+    with pytest.raises(PayloadTooLargeError) as info:
+        limits.check({"a": {"b": [[1, 2, 3, 4]]}})
+    assert info.value.details == {"field": "a.b[0]", "limit": 3}
+    with pytest.raises(PayloadTooLargeError, match="the limit is 100"):
+        limits.check({"a": "é" * 60})
+    nested: Any = []
+    for _ in range(100):
+        nested = [nested]
+    with pytest.raises(PayloadTooLargeError, match="nested too deeply"):
+        Limits().check({"x": nested})
+
+
+def test_metrics_exposition() -> None:
+    metrics = Metrics()
+    metrics.observe("recall", "ok", 0.004)
+    metrics.observe("recall", "EMBEDDING_ERROR", 0.2)
+    metrics.reject("unauthorized")
+    text = metrics.render(lambda: {"memcore_store_open": 1.0})
+    assert 'memcore_tool_calls_total{tool="recall",status="ok"} 1' in text
+    assert 'memcore_tool_call_duration_seconds_bucket{tool="recall",le="0.005"} 1' in text
+    assert 'memcore_tool_call_duration_seconds_bucket{tool="recall",le="0.25"} 2' in text
+    assert 'memcore_tool_call_duration_seconds_count{tool="recall"} 2' in text
+    assert 'memcore_http_rejected_total{reason="unauthorized"} 1' in text
+    assert text.endswith("memcore_store_open 1.0\n")
+    for line in text.splitlines():
+        assert line.startswith("#") or len(line.rsplit(" ", 1)) == 2
+
+
+def test_logs_never_carry_content() -> None:
+    fields = {"tool": "store_memory", "content": "secret", "nested": {"query": "also"}}
+    assert logs.redact(fields) == {
+        "tool": "store_memory",
+        "content": "<redacted 6>",
+        "nested": {"query": "<redacted 4>"},
+    }
+    record = logging.LogRecord("memcore.mcp", logging.INFO, __file__, 1, "tool call", (), None)
+    record.fields = {"token": "mct_abc", "ms": 1.5}
+    line = json.loads(logs.JsonFormatter().format(record))
+    assert line["msg"] == "tool call" and line["ms"] == 1.5
+    assert line["token"] == "<redacted 7>" and line["level"] == "info"

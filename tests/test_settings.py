@@ -1,0 +1,198 @@
+"""Settings of the server and the CLI: flag > MEMCORE_* variable > default for every
+option of DESIGN section 8, and invalid values refused at once with a message that names
+the flag or variable, the value and what is accepted."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcore.mcp.main import main as serve
+from memcore.settings import (
+    OPTIONS,
+    SERVER_OPTIONS,
+    STORE_OPTIONS,
+    Settings,
+    SettingsError,
+    add_options,
+    is_loopback,
+    resolve,
+)
+
+MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+
+
+def _settings(argv: list[str], env: dict[str, str] | None = None, names: Any = None) -> Settings:
+    parser = argparse.ArgumentParser()
+    chosen = SERVER_OPTIONS if names is None else names
+    add_options(parser, chosen)
+    return resolve(parser.parse_args(argv), chosen, env or {})
+
+
+def test_defaults_are_those_of_the_design(tmp_path: Path) -> None:
+    settings = _settings([])
+    assert settings.data_dir == tmp_path / "xdg-data" / "memcore"  # conftest's XDG_DATA_HOME
+    assert (settings.model, settings.model_path) == ("minilm", None)
+    assert (settings.cache_size, settings.batch_size, settings.timeout) == (1000, 32, 60.0)
+    assert (settings.log_level, settings.namespace, settings.tools) == ("info", "default", "core")
+    assert (settings.force_model, settings.reset_memory, settings.read_only) == (False,) * 3
+    assert (settings.transport, settings.host, settings.port) == ("stdio", "127.0.0.1", 8765)
+    assert settings.auth_file is None
+
+
+def test_every_option_has_a_flag_and_an_environment_variable() -> None:
+    for name, option in OPTIONS.items():
+        assert option.flag == "--" + name.replace("_", "-")
+        assert option.env == "MEMCORE_" + name.upper()
+    assert {"data_dir", "model", "namespace", "read_only"} <= set(STORE_OPTIONS)
+
+
+@pytest.mark.parametrize(
+    ("flag", "env", "value", "field", "expected"),
+    [
+        ("--cache-size", "MEMCORE_CACHE_SIZE", "5", "cache_size", 5),
+        ("--batch-size", "MEMCORE_BATCH_SIZE", "8", "batch_size", 8),
+        ("--timeout", "MEMCORE_TIMEOUT", "2.5", "timeout", 2.5),
+        ("--log-level", "MEMCORE_LOG_LEVEL", "DEBUG", "log_level", "debug"),
+        ("--namespace", "MEMCORE_NAMESPACE", "team-a", "namespace", "team-a"),
+        ("--tools", "MEMCORE_TOOLS", "facts, get_status", "tools", "facts,get_status"),
+        ("--transport", "MEMCORE_TRANSPORT", "http", "transport", "http"),
+        ("--port", "MEMCORE_PORT", "9000", "port", 9000),
+        ("--model", "MEMCORE_MODEL", "e5_small", "model", "e5_small"),
+        ("--model", "MEMCORE_MODEL", "none", "model", None),
+        ("--max-items", "MEMCORE_MAX_ITEMS", "7", "max_items", 7),
+    ],
+)
+def test_a_flag_beats_the_environment_which_beats_the_default(
+    flag: str, env: str, value: str, field: str, expected: Any
+) -> None:
+    default = getattr(Settings(), field)
+    assert getattr(_settings([], {env: value}), field) == expected
+    assert getattr(_settings([flag, value]), field) == expected
+    other = {"--port": "9001", "--cache-size": "6", "--batch-size": "9", "--max-items": "8"}
+    if flag in other:
+        assert getattr(_settings([flag, value], {env: other[flag]}), field) == expected
+    assert getattr(_settings([]), field) == default
+
+
+def test_switches_from_flags_and_environment() -> None:
+    assert _settings(["--read-only"]).read_only is True
+    assert _settings([], {"MEMCORE_READ_ONLY": "yes"}).read_only is True
+    assert _settings(["--no-read-only"], {"MEMCORE_READ_ONLY": "1"}).read_only is False
+    assert _settings([], {"MEMCORE_FORCE_MODEL": "off"}).force_model is False
+    with pytest.raises(SettingsError, match="Invalid MEMCORE_READ_ONLY 'maybe'"):
+        _settings([], {"MEMCORE_READ_ONLY": "maybe"})
+
+
+def test_paths_come_from_flags_or_the_environment(tmp_path: Path) -> None:
+    assert _settings(["--data-dir", str(tmp_path / "a")]).data_dir == tmp_path / "a"
+    from_env = _settings([], {"MEMCORE_DATA_DIR": str(tmp_path / "b")})
+    assert from_env.data_dir == tmp_path / "b"
+    both = _settings(["--data-dir", str(tmp_path / "c")], {"MEMCORE_DATA_DIR": str(tmp_path)})
+    assert both.data_dir == tmp_path / "c"
+    token_file = _settings([], {"MEMCORE_AUTH_FILE": str(tmp_path / "t.json")})
+    assert token_file.auth_file == tmp_path / "t.json"
+
+
+def test_a_model_path_must_hold_a_model(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="expected a directory"):
+        _settings(["--model-path", str(tmp_path / "missing")])
+    (tmp_path / "model.onnx").touch()
+    with pytest.raises(SettingsError, match=r"lacks tokenizer\.json, config\.json"):
+        _settings(["--model-path", str(tmp_path)])
+    minilm = MODELS / "all-MiniLM-L6-v2-int8"
+    if minilm.is_dir():
+        assert _settings(["--model-path", str(minilm)]).model_path == minilm
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--cache-size", "lots"], {}, "Invalid --cache-size 'lots': expected an integer"),
+        ([], {"MEMCORE_CACHE_SIZE": "-1"}, "Invalid MEMCORE_CACHE_SIZE '-1'"),
+        (["--batch-size", "0"], {}, "expected an integer from 1 to 4096"),
+        (["--timeout", "0"], {}, "expected a number of seconds greater than 0"),
+        (["--timeout", "nan"], {}, "Invalid --timeout 'nan'"),
+        (["--port", "70000"], {}, "expected an integer from 1 to 65535"),
+        (["--log-level", "loud"], {}, "expected one of: trace, debug, info, warn"),
+        (["--transport", "sse"], {}, "expected one of: stdio, http"),
+        (["--model", "gpt-4"], {}, "expected a model name (minilm, e5_small"),
+        (["--namespace", " "], {}, "expected 1-128 printable characters"),
+        (["--tools", "core,,all"], {}, "Invalid --tools 'core,,all'"),
+        (["--host", "a b"], {}, "expected a host name"),
+        (["--force-model", "--reset-memory"], {}, "not both"),
+        (["--read-only", "--reset-memory"], {}, "needs write access"),
+    ],
+)
+def test_invalid_values_fail_with_a_clear_message(
+    argv: list[str], env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(SettingsError) as info:
+        _settings(argv, env)
+    assert message in str(info.value)
+
+
+def test_a_data_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").touch()
+    with pytest.raises(SettingsError, match="expected a directory, but it is a file"):
+        _settings(["--data-dir", str(tmp_path / "file")])
+
+
+def test_http_off_loopback_needs_tokens(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match=r"Refusing to serve HTTP on 0\.0\.0\.0"):
+        _settings(["--transport", "http", "--host", "0.0.0.0"])
+    assert _settings(["--transport", "http", "--host", "localhost"]).host == "localhost"
+    tokens = _settings(
+        ["--transport", "http", "--host", "0.0.0.0", "--auth-file", str(tmp_path / "t")]
+    )
+    assert tokens.auth_file == tmp_path / "t"
+    opted_out = {"MEMCORE_TRANSPORT": "http", "MEMCORE_HOST": "0.0.0.0"}
+    assert _settings([], {**opted_out, "MEMCORE_ALLOW_NO_AUTH": "1"}).allow_no_auth
+
+
+def test_loopback_addresses() -> None:
+    assert all(map(is_loopback, ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "10.0.0.1", "::", "example.com"]))
+
+
+def test_commands_read_only_their_own_settings() -> None:
+    # A CLI command that does not serve must not trip over a server-only variable.
+    env = {"MEMCORE_PORT": "not-a-port", "MEMCORE_NAMESPACE": "cli"}
+    assert _settings([], env, names=STORE_OPTIONS).namespace == "cli"
+    with pytest.raises(SettingsError, match="MEMCORE_PORT"):
+        _settings([], env)
+
+
+def test_memory_arguments_follow_the_settings(tmp_path: Path) -> None:
+    settings = _settings(
+        ["--data-dir", str(tmp_path), "--model", "none", "--namespace", "n", "--read-only"]
+    )
+    kwargs = settings.memory_kwargs()
+    assert kwargs["path"] == tmp_path and kwargs["model"] is None
+    assert (kwargs["namespace"], kwargs["read_only"]) == ("n", True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cache-size", "x"], "Invalid --cache-size 'x'"),
+        (["--tools", "core,nonsense"], "Unknown tool or group in --tools: nonsense"),
+        (["--transport", "http", "--auth-file", "/nonexistent/t.json"], "does not exist"),
+    ],
+)
+def test_the_server_exits_2_on_bad_settings(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert serve(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_list_models_prints_the_registry_and_exits(capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve(["--list-models"]) == 0
+    out = capsys.readouterr().out
+    for name in ("minilm", "e5_small", "e5_multi", "nomic", "bge_m3"):
+        assert name in out

@@ -1,6 +1,21 @@
 """memcore: long-term memory for AI agents, with a Rust core and no LLM calls."""
 
 from memcore._core import __version__
+from memcore.code.records import CodeHit, IndexProgress, IndexReport, IndexStatus
+from memcore.conversation import Conversation, Turn
+from memcore.conversation_records import (
+    ContextItem,
+    ContextProcedure,
+    ContextResult,
+    DocumentHistory,
+    DocumentRead,
+    DocumentSignal,
+    DocumentVersion,
+    ProcedureRecord,
+    TurnRecord,
+    TurnResult,
+    VersionTouch,
+)
 from memcore.errors import (
     DimensionMismatchError,
     EmbeddingError,
@@ -14,24 +29,71 @@ from memcore.errors import (
     UnauthorizedError,
     ValidationFailedError,
 )
+from memcore.graph_records import (
+    Analytics,
+    Communities,
+    Community,
+    EntityHit,
+    EntityRecord,
+    EntityScore,
+    EntityView,
+    GraphPage,
+    GraphView,
+    ObservationRecord,
+    RelatedEntity,
+    RelationPath,
+    RelationRecord,
+    SaveResult,
+)
 from memcore.memory import Memory
 from memcore.records import MemoryRecord, StoreResult, SupersedeResult
 
 __all__ = [
+    "Analytics",
+    "CodeHit",
+    "Communities",
+    "Community",
+    "ContextItem",
+    "ContextProcedure",
+    "ContextResult",
+    "Conversation",
     "DimensionMismatchError",
+    "DocumentHistory",
+    "DocumentRead",
+    "DocumentSignal",
+    "DocumentVersion",
     "EmbeddingError",
+    "EntityHit",
+    "EntityRecord",
+    "EntityScore",
+    "EntityView",
+    "GraphPage",
+    "GraphView",
+    "IndexProgress",
+    "IndexReport",
+    "IndexStatus",
     "InvalidParameterError",
     "MemcoreError",
     "Memory",
     "MemoryNotFoundError",
     "MemoryRecord",
     "NotFoundError",
+    "ObservationRecord",
     "PayloadTooLargeError",
+    "ProcedureRecord",
+    "RelatedEntity",
+    "RelationPath",
+    "RelationRecord",
     "ResourceBusyError",
+    "SaveResult",
     "StorageError",
     "StoreResult",
     "SupersedeResult",
+    "Turn",
+    "TurnRecord",
+    "TurnResult",
     "UnauthorizedError",
     "ValidationFailedError",
+    "VersionTouch",
     "__version__",
 ]

@@ -93,6 +93,7 @@ class Engine:
         valid_from: int | None = None,
         expires_at: int | None = None,
         vector: _Vector | None = None,
+        entities: list[str] | None = None,
     ) -> _MemoryDict: ...
     def store_memories(
         self,
@@ -193,3 +194,198 @@ class Engine:
     def compact(self, force: bool = False) -> dict[str, Any]: ...
     def rebuild_indexes(self) -> None: ...
     def index_status(self) -> dict[str, Any]: ...
+
+    # -- knowledge graph ------------------------------------------------------------
+    # Entity dicts use the save_memory contract's keys (name, entityType, observations,
+    # relations[{targetEntity, relationType, importance?}], confidence?, importance?,
+    # description?) plus optional `vector` and `observation_vectors`.
+    @staticmethod
+    def entity_document_text(
+        name: str, entity_type: str, description: str | None = None
+    ) -> str: ...
+    def save_memory(
+        self,
+        namespace: str,
+        thread_id: str,
+        entities: list[dict[str, Any]],
+        *,
+        strict: bool = True,
+    ) -> dict[str, Any]: ...
+    def create_entities(
+        self,
+        namespace: str,
+        entities: list[dict[str, Any]],
+        *,
+        thread_id: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+    def create_relations(
+        self,
+        namespace: str,
+        relations: list[tuple[str, str, str, float | None]],
+        *,
+        thread_id: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+    def add_observations(
+        self,
+        namespace: str,
+        entity: str,
+        contents: list[str],
+        *,
+        supersedes: str | None = None,
+        vectors: list[_Vector | None] | None = None,
+        thread_id: str | None = None,
+        confidence: float | None = None,
+        importance: float | None = None,
+    ) -> list[dict[str, Any]]: ...
+    def delete_entities(self, namespace: str, names: list[str]) -> list[str]: ...
+    def delete_observations(self, namespace: str, entity: str, which: list[str]) -> int: ...
+    def delete_relations(self, namespace: str, relations: list[tuple[str, str, str]]) -> int: ...
+    def get_entity(self, namespace: str, name: str) -> dict[str, Any]: ...
+    def open_nodes(
+        self, namespace: str, names: list[str]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]: ...
+    def read_graph(
+        self, namespace: str, *, limit: int = 50, offset: int = 0, summary: bool = False
+    ) -> dict[str, Any]: ...
+    def query_nodes(
+        self,
+        namespace: str,
+        *,
+        entity_type: str | None = None,
+        min_importance: float | None = None,
+        thread_id: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]]: ...
+    def get_related(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        depth: int = 2,
+        direction: str = "both",
+        relation_type: str | None = None,
+        as_of: int | None = None,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]: ...
+    def find_relation_path(
+        self, namespace: str, source: str, target: str, *, max_depth: int = 6
+    ) -> list[dict[str, Any]]: ...
+    def observation_history(
+        self, namespace: str, entity: str, observation_id: str
+    ) -> list[dict[str, Any]]: ...
+    def analytics(
+        self, namespace: str, thread_id: str | None = None, *, limit: int = 10
+    ) -> dict[str, Any]: ...
+    def graph_arrays(self, namespace: str) -> dict[str, Any]: ...
+    def personalized_pagerank(
+        self,
+        namespace: str,
+        seeds: list[tuple[str, float]],
+        *,
+        teleport: float = 0.5,
+        limit: int = 100,
+    ) -> list[tuple[str, float]]: ...
+    def mentions(self, namespace: str) -> list[tuple[str, str, bool]]: ...
+    def count_graph(self, namespace: str) -> tuple[int, int]: ...
+    def search_nodes(
+        self, namespace: str, text: str, vector: _Vector | None = None, *, limit: int = 10
+    ) -> list[dict[str, Any]]: ...
+
+    # -- interaction log ------------------------------------------------------------
+    # Procedures are dicts {tool, args (JSON text), at?, documents?: [{canonical,
+    # content_hash, content?, size?, written?}]}; document ids arrive canonical.
+    def record_turn(
+        self,
+        namespace: str,
+        conversation_id: str,
+        turn_id: str,
+        user_text: str,
+        *,
+        agent_text: str | None = None,
+        thread_id: str | None = None,
+        procedures: list[dict[str, Any]] | None = None,
+        vector: _Vector | None = None,
+        at: int | None = None,
+    ) -> dict[str, Any]: ...
+    def get_turn(self, namespace: str, conversation_id: str, turn_id: str) -> dict[str, Any]: ...
+    def conversation_turns(
+        self, namespace: str, conversation_id: str, *, limit: int = 1000
+    ) -> list[dict[str, Any]]: ...
+    def document_state(self, namespace: str, canonical: str) -> dict[str, Any]: ...
+    def document_history(self, namespace: str, canonical: str) -> dict[str, Any]: ...
+    def version_content(self, version_id: str) -> str | None: ...
+    def retrieve_context(
+        self,
+        namespace: str,
+        query: str,
+        vector: _Vector | None = None,
+        *,
+        conversation_id: str | None = None,
+        documents: list[str] | None = None,
+        token_budget: int = 2000,
+        limit: int = 10,
+        recency_half_life_days: float = 30.0,
+        staleness_weight: float = 0.15,
+        familiarity_weight: float = 0.1,
+        document_match: float = 0.6,
+    ) -> dict[str, Any]: ...
+    def run_maintenance(
+        self,
+        namespace: str,
+        *,
+        episodic_ttl_days: float | None = None,
+        archive_after_days: float | None = None,
+        force_compact: bool = False,
+    ) -> dict[str, Any]: ...
+    def overview(
+        self, namespace: str | None = None, *, depth: int = 2, limit: int = 200
+    ) -> list[dict[str, Any]]: ...
+    @staticmethod
+    def estimate_tokens(text: str) -> int: ...
+
+    # -- code search ------------------------------------------------------------------
+    # Chunk dicts in: {start_line, end_line, chunk_type, name?, parent_scope?, content,
+    # content_hash}. Chunk dicts out add id, namespace, project_id, file_path, language,
+    # indexed_at (and `scores` from search_code). Project dicts: namespace, project_id,
+    # root, status (idle|indexing|watching|error), total_files, indexed_files,
+    # total_chunks, started_at, completed_at, error, updated_at.
+    def index_file(
+        self,
+        namespace: str,
+        project_id: str,
+        file_path: str,
+        language: str,
+        content_hash: str,
+        chunks: list[dict[str, Any]],
+        *,
+        size: int | None = None,
+        vectors: npt.NDArray[np.float32] | None = None,
+    ) -> dict[str, int]: ...
+    def remove_file(self, namespace: str, project_id: str, file_path: str) -> int: ...
+    def delete_project(self, namespace: str, project_id: str) -> int: ...
+    def put_project_status(
+        self,
+        namespace: str,
+        project_id: str,
+        root: str,
+        status: str,
+        *,
+        total_files: int = 0,
+        indexed_files: int = 0,
+        started_at: int | None = None,
+        completed_at: int | None = None,
+        error: str | None = None,
+    ) -> None: ...
+    def project_status(self, namespace: str, project_id: str) -> dict[str, Any]: ...
+    def list_projects(self, namespace: str) -> list[dict[str, Any]]: ...
+    def indexed_files(self, namespace: str, project_id: str) -> dict[str, str]: ...
+    def search_code(
+        self,
+        namespace: str,
+        text: str,
+        vector: _Vector | None = None,
+        *,
+        project_id: str | None = None,
+        language: str | None = None,
+        limit: int = 10,
+    ) -> list[dict[str, Any]]: ...

@@ -18,7 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from memcore import _core
+from memcore._facade.code import CodeAPI
+from memcore._facade.conversation import ConversationAPI
 from memcore._facade.facts import FactsAPI
+from memcore._facade.graph import GraphAPI
 from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
 from memcore.errors import DimensionMismatchError, EmbeddingError, invalid
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
 
 
-class Memory(FactsAPI):
+class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI):
     """Long-term memory for an agent, backed by one data directory.
 
     Args:
@@ -99,6 +102,7 @@ class Memory(FactsAPI):
     def close(self) -> None:
         """Release the data directory (idempotent)."""
         with self._close_lock:
+            self._close_code()  # watchers first: a pass in flight uses both below
             if self._embeddings is not None:
                 self._embeddings.close()
             self._engine.close()

@@ -71,6 +71,7 @@ class FactsAPI(SearchAPI):
         expires_at: TimeLike | None = None,
         namespace: str | None = None,
         vector: VectorLike | None = None,
+        entities: Sequence[str] | None = None,
     ) -> StoreResult:
         """Store a fact and report similar valid memories that it may replace.
 
@@ -89,6 +90,8 @@ class FactsAPI(SearchAPI):
             expires_at: An absolute expiry instead of ttl.
             namespace: Override the instance's namespace.
             vector: A precomputed embedding instead of embedding `content`.
+            entities: Names of entities the memory is about (unknown names
+                become entities); known names in the text are linked anyway.
 
         Returns:
             StoreResult with `created`, `similar` and `action_required`.
@@ -115,6 +118,7 @@ class FactsAPI(SearchAPI):
             valid_from=optional_micros(valid_from, "valid_from"),
             expires_at=_expiry(ttl, expires_at),
             vector=passage_vector,
+            entities=_names(entities),
         )
         created = MemoryRecord.from_core(raw)
         if passage_vector is None:
@@ -414,3 +418,11 @@ def _count(field: str, value: int, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _MAX_COUNT:
         raise invalid(field, f"{field} must be an integer ≥ {minimum}, got {value!r}.")
     return value
+
+
+def _names(entities: Sequence[str] | None) -> list[str] | None:
+    if entities is None:
+        return None
+    if isinstance(entities, str) or not all(isinstance(e, str) for e in entities):
+        raise invalid("entities", "entities must be a list of entity names.")
+    return list(entities)

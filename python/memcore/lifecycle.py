@@ -1,0 +1,238 @@
+"""The turn lifecycle for thin clients (`memory_before_turn`, `memory_after_turn`,
+`memory_run_maintenance`, `memory_list_dir_with_abstract`): message-item parsing,
+prompt-block assembly and the in-flight guard. The facade methods live in
+`memcore._facade.conversation`; this module holds the parts that need no engine.
+
+Items are the chat/response items clients already have: `{"role", "content"}` where
+content is a string or a list of parts with `text` (OpenAI Responses and Chat
+Completions, Anthropic messages). Tool calls (`{"type": "function_call", "name",
+"arguments"}`, `{"type": "tool_use", "name", "input"}`, or a message's `tool_calls`)
+become procedures of the recorded turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypedDict
+
+from memcore.errors import ResourceBusyError, invalid
+
+#: The role of the memory item `memory_before_turn` prepends.
+MEMORY_ROLE = "system"
+#: Below this many tokens of room, no memory block is injected at all.
+MIN_BLOCK_TOKENS = 16
+#: Largest user / agent text recorded (the core's limit on turn texts, in bytes).
+MAX_TEXT_BYTES = 100_000
+#: Largest procedure-argument JSON recorded (the core's limit, in bytes).
+MAX_ARGS_BYTES = 64_000
+#: Most items accepted per call, and most tool calls recorded per turn.
+MAX_ITEMS = 10_000
+MAX_TOOL_CALLS = 500
+#: Characters of the user message used as the retrieval query (a pasted file would
+#: otherwise become a huge, slow and unfocused keyword query).
+MAX_QUERY_CHARS = 2_000
+#: Characters of one fact in the memory block.
+MAX_FACT_CHARS = 500
+FACTS_HEADER = "## Relevant facts\n"
+
+_CALL_TYPES = frozenset({"function_call", "tool_use", "tool_call", "custom_tool_call"})
+_TEXT_TYPES = frozenset({"message", "output_text", "text"})
+_TOOL_CHARS = re.compile(r"[^A-Za-z0-9_]+")
+
+
+class BeforeTurnResult(TypedDict):
+    """What `memory_before_turn` returns."""
+
+    input_items: list[dict[str, Any]]
+    recall_fact_ids: list[str]
+    context_token_count: int
+
+
+class AfterTurnResult(TypedDict):
+    """What `memory_after_turn` returns: `created` is False for a repeated turn."""
+
+    ok: bool
+    created: bool
+
+
+def as_items(value: Any, field: str) -> list[dict[str, Any]]:
+    """Items from a string (one user message) or a list of item dicts (copied)."""
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    if isinstance(value, Mapping) or not isinstance(value, Sequence):
+        raise invalid(field, f"{field} must be a string or a list of {{role, content}} items.")
+    if len(value) > MAX_ITEMS:
+        raise invalid(field, f"{field} has {len(value)} items; at most {MAX_ITEMS}.")
+    items = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise invalid(field, f"{field}[{i}] must be a dict such as {{role, content}}.")
+        items.append(dict(item))
+    return items
+
+
+def item_text(item: Mapping[str, Any]) -> str:
+    """The text of an item: a string content, or its text parts joined."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p if isinstance(p, str) else p.get("text")
+            for p in content
+            if isinstance(p, str | Mapping)
+        ]
+        return "\n".join(p for p in parts if isinstance(p, str) and p)
+    text = item.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def user_text(items: Sequence[Mapping[str, Any]]) -> str:
+    """The current user message: the last item with role `user` that has text."""
+    for item in reversed(items):
+        if item.get("role") == "user":
+            text = item_text(item)
+            if text.strip():
+                return text
+    return ""
+
+
+def agent_text(items: Sequence[Mapping[str, Any]]) -> str:
+    """The agent's answer: the text of its assistant messages, joined."""
+    texts = [
+        item_text(item)
+        for item in items
+        if item.get("role") == "assistant"
+        or (item.get("role") is None and item.get("type") in _TEXT_TYPES)
+    ]
+    return "\n\n".join(t for t in texts if t.strip())
+
+
+def tool_calls(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Procedure specs (`{tool, args}`) for the tool calls among `items`."""
+    calls: list[tuple[Any, Any]] = []
+    for item in items:
+        if item.get("type") in _CALL_TYPES:
+            calls.append((item.get("name"), item.get("arguments", item.get("input"))))
+        nested = item.get("tool_calls")
+        if isinstance(nested, list):
+            for call in nested:
+                if isinstance(call, Mapping):
+                    fn = call.get("function")
+                    fn = fn if isinstance(fn, Mapping) else call
+                    calls.append((fn.get("name"), fn.get("arguments")))
+    return [{"tool": _tool_name(name), "args": _args(args)} for name, args in calls][
+        :MAX_TOOL_CALLS
+    ]
+
+
+def _tool_name(name: Any) -> str:
+    # Client tool names may hold dots or slashes (`functions.read_file`); the core
+    # takes letters, digits and `_` only.
+    cleaned = _TOOL_CHARS.sub("_", name if isinstance(name, str) else "").strip("_")
+    return cleaned[:64] or "TOOL"
+
+
+def _args(args: Any) -> Any:
+    if isinstance(args, str):
+        try:
+            value = json.loads(args)
+        except ValueError:
+            value = {"raw": args}
+    else:
+        value = args
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, default=str).encode())
+    except (TypeError, ValueError):
+        return {"unserialisable": True}
+    return value if size <= MAX_ARGS_BYTES else {"truncated": True, "bytes": size}
+
+
+def fit_bytes(text: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """`text` cut to at most `max_bytes` UTF-8 bytes (on a character boundary)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= max_bytes:
+        return text
+    marker = " …[truncated]"
+    return data[: max_bytes - len(marker.encode())].decode("utf-8", "ignore") + marker
+
+
+def query_text(items: Sequence[Mapping[str, Any]]) -> str:
+    """The retrieval query of a turn: its user message, cut to `MAX_QUERY_CHARS`."""
+    return user_text(items)[:MAX_QUERY_CHARS]
+
+
+def pack_facts(
+    facts: Sequence[tuple[str, str]], budget: int, estimate: Callable[[str], int]
+) -> tuple[str, list[str]]:
+    """The facts block (best first) within `budget` tokens, and the ids it holds."""
+    used = estimate(FACTS_HEADER)
+    lines: list[str] = []
+    ids: list[str] = []
+    for fact_id, content in facts:
+        flat = " ".join(content.split())
+        if len(flat) > MAX_FACT_CHARS:
+            flat = flat[: MAX_FACT_CHARS - 1] + "…"
+        line = f"- {flat}\n"
+        cost = estimate(line)
+        if used + cost > budget:
+            continue  # a shorter fact further down may still fit
+        used += cost
+        lines.append(line)
+        ids.append(fact_id)
+    return (FACTS_HEADER + "".join(lines) if lines else ""), ids
+
+
+def dir_prefix(path: Any) -> str:
+    """A listing prefix: "" for everything, else `/segment/...` without a trailing `/`."""
+    if not isinstance(path, str):
+        raise invalid("path", "path must be a string such as '' or '/default/conversations'.")
+    stripped = path.strip().strip("/")
+    return f"/{stripped}" if stripped else ""
+
+
+def under(path: str, prefix: str) -> bool:
+    """Whether a listing path is `prefix` or below it (whole segments only)."""
+    return not prefix or path == prefix or path.startswith(prefix + "/")
+
+
+class InFlightTurns:
+    """Turns being recorded right now in this process, by (data dir, namespace, session,
+    turn). One process owns a data directory for writing, so this in-process set sees
+    every concurrent attempt; a duplicate that arrives while the first is still being
+    processed gets RESOURCE_BUSY, and one that arrives after it is answered by the
+    core's idempotent `record_turn`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: set[tuple[str, ...]] = set()
+
+    @contextmanager
+    def claim(self, key: tuple[str, ...]) -> Iterator[None]:
+        """Hold `key` for the duration of the block.
+
+        Raises:
+            ResourceBusyError: The same key is held by another call.
+        """
+        with self._lock:
+            if key in self._keys:
+                err = ResourceBusyError(
+                    f"Turn {key[-1]!r} of session {key[-2]!r} is being recorded right now; "
+                    "retry shortly (the retry succeeds once, and only once, it is stored)."
+                )
+                err.details = {"session_id": key[-2], "turn_id": key[-1], "retryable": True}
+                raise err
+            self._keys.add(key)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._keys.discard(key)
+
+
+#: The guard shared by every Memory of this process.
+IN_FLIGHT = InFlightTurns()

@@ -37,9 +37,8 @@ def eventually(check: Callable[[], bool], timeout: float = DEADLINE) -> float:
 def names(mem: memcore.Memory, words: str) -> set[str | None]:
     """Names of the chunks of project "p" matching ``words``.
 
-    Each function version has a word of its own, so a query never mixes a term of
-    replaced (deleted) chunks with new pending ones: the core's BM25 panics on that
-    today (see test_code_index.py::test_bm25_after_deletions_with_pending_chunks).
+    Each function version has a word of its own, so that what a query finds says which
+    version of the file is indexed.
     """
     return {h.name for h in mem.search_code(words, project_id="p", limit=50)}
 

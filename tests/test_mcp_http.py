@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memcore.mcp.auth import add_token, load
 from test_mcp_support import (
+    ALL_TOOLS,
     CORE_TOOLS,
     REPO_ROOT,
     SyncClient,
@@ -31,7 +32,20 @@ from test_mcp_support import (
     stop,
 )
 
-PROFILE = "core,get_memory,update_memory,delete_memory,list_memories,reset_all_memory"
+EXTRA = [
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+    "list_memories",
+    "reset_all_memory",
+    "open_nodes",
+    "record_turn",
+    "read_document",
+    "memory_after_turn",
+    "memory_list_dir_with_abstract",
+    "index_project",
+]
+PROFILE = ",".join(["core", *EXTRA])
 BODY_LIMIT = 65_536
 SECRET = "the vault code is 7431"
 
@@ -129,20 +143,8 @@ def test_the_sdk_client_without_a_token_cannot_connect(server: Server) -> None:
 
 
 def test_tools_list_follows_the_profile(alice: SyncClient) -> None:
-    assert alice.tool_names() == [
-        "store_memory",
-        "get_memory",
-        "update_memory",
-        "delete_memory",
-        "list_memories",
-        "supersede_memory",
-        "search_memories",
-        "recall",
-        "invalidate",
-        "get_status",
-        "reset_all_memory",
-    ]
-    assert set(CORE_TOOLS) <= set(alice.tool_names())
+    chosen = {*CORE_TOOLS, *EXTRA}
+    assert alice.tool_names() == [name for name in ALL_TOOLS if name in chosen]
 
 
 # -- tenants -----------------------------------------------------------------------------------
@@ -174,6 +176,59 @@ def test_tenants_cannot_read_or_change_each_others_memories(
     assert [m["id"] for m in found] == [alice_id]
     assert alice.ok("get_status")["namespace"] == "alice"
     assert "path" not in alice.ok("get_status")["store"]
+
+
+def test_tenants_have_their_own_graph_and_log(alice: SyncClient, bob: SyncClient) -> None:
+    request = {
+        "entities": [
+            {
+                "name": name,
+                "entityType": "Person",
+                "observations": [f"{name} guards the vault"],
+                "relations": [{"targetEntity": other, "relationType": "knows"}],
+            }
+            for name, other in (("Mallory", "Trent"), ("Trent", "Mallory"))
+        ],
+        "threadId": "secrets",
+    }
+    assert alice.ok("save_memory", request)["quality_score"] == 0.75  # one relation each
+    assert bob.ok("search_nodes", {"query": "guards the vault"})["entities"] == []
+    assert bob.ok("open_nodes", {"names": ["Mallory"]})["entities"] == []
+    assert bob.error("get_related", {"entityName": "Mallory"})["code"] == "NOT_FOUND"
+    turn = {"session_id": "s", "turn_id": "t", "input_items": SECRET, "output_items": "ok"}
+    assert alice.ok("memory_after_turn", turn)["created"] is True
+    assert bob.ok("memory_after_turn", turn)["created"] is True  # bob's own session "s"
+    listing = bob.ok("memory_list_dir_with_abstract", {"depth": 8})
+    assert all(s["path"].startswith("/bob") for s in listing["summaries"])
+
+
+def test_tenants_cannot_reach_the_servers_files_or_other_projects(
+    alice: SyncClient, tmp_path: Path
+) -> None:
+    secret = tmp_path / "server-secret.txt"
+    secret.write_text(SECRET)
+    error = alice.error("index_project", {"path": str(tmp_path)})
+    assert error["code"] == "UNAUTHORIZED" and "admin" in error["message"]
+    error = alice.error("read_document", {"path": str(secret), "include_content": True})
+    assert (error["code"], error["details"]) == ("UNAUTHORIZED", {"field": "path"})
+    sent = alice.ok("read_document", {"path": str(secret), "content": "what alice has"})
+    assert "content" not in sent and sent["size"] == len("what alice has")
+    turn = {
+        "conversation_id": "c",
+        "user_text": "read it",
+        "procedures": [{"tool": "READ", "documents": [str(secret)]}],
+    }
+    error = alice.error("record_turn", turn)
+    assert error["details"] == {"field": "procedures[0].documents[0]"}
+    turn = {"session_id": "s", "turn_id": "t", "input_items": "x", "output_items": "y"}
+    for tool, arguments in (
+        ("memory_after_turn", turn),
+        ("memory_list_dir_with_abstract", {}),
+    ):
+        error = alice.error(tool, {**arguments, "project": "bob"})
+        assert (error["code"], error["details"]) == ("UNAUTHORIZED", {"field": "project"}), tool
+    mine = {"project": "alice", "all_namespaces": True}
+    assert alice.error("memory_list_dir_with_abstract", mine)["code"] == "UNAUTHORIZED"
 
 
 def test_a_session_cannot_be_used_with_another_tenants_token(server: Server) -> None:

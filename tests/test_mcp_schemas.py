@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from memcore.mcp.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistr
 from memcore.mcp.schema import arguments, integer, string
 from memcore.mcp.tools import load_registry
 from memcore.mcp.validation import ArgumentChecker
+from test_mcp_support import ALL_TOOLS, GROUP_TOOLS, LEGACY_TOOLS
 
 
 def test_every_schema_is_valid_draft_2020_12() -> None:
@@ -40,26 +43,63 @@ def test_profiles() -> None:
     assert set(core) == {name for name in CORE_TOOLS if registry.get(name)}
     listing = [spec.name for spec in registry.all()]
     assert core == sorted(core, key=listing.index)  # listed in group order
-    assert len(registry.select("all")) == len(registry.all()) == 16
+    assert [spec.name for spec in registry.select("all")] == ALL_TOOLS
+    for group, names in GROUP_TOOLS.items():
+        # "search" names the search tool before its group (a tool name wins).
+        if group not in ("legacy", "search"):
+            assert [spec.name for spec in registry.select(group)] == names, group
     picked = [spec.name for spec in registry.select("temporal,get_status,temporal")]
     assert picked == ["get_valid", "get_valid_at", "invalidate", "get_status"]
-    with pytest.raises(ProfileError, match="nope, graph"):
-        registry.select("core,nope,graph")
+    with pytest.raises(ProfileError, match="nope, grahp"):
+        registry.select("core,nope,graph,grahp")
 
 
 def _noop(call: ToolCall) -> dict[str, Any]:
     return {}
 
 
-def test_a_new_group_slots_into_core_and_listing_order() -> None:
+def test_a_new_group_slots_into_the_listing_order() -> None:
     registry = load_registry()
-    registry.add(ToolSpec("save_memory", "graph", "Save", "A graph write.", arguments({}), _noop))
-    names = [spec.name for spec in registry.select("core")]
-    assert names.index("save_memory") < names.index("get_status")
-    assert registry.groups == ["facts", "search", "temporal", "graph", "admin"]
+    registry.add(ToolSpec("zz_tool", "zz", "Z", "A new capability.", arguments({}), _noop))
+    assert registry.groups[-2:] == ["admin", "zz"]
+    assert [spec.name for spec in registry.all()][-1] == "zz_tool"
     with pytest.raises(ValueError, match="registered twice"):
         registry.add(ToolSpec("save_memory", "graph", "", "", arguments({}), _noop))
     assert [spec.name for spec in ToolRegistry().select("core")] == []
+
+
+def test_shared_tools_are_registered_once_and_selected_by_either_group() -> None:
+    registry = load_registry()
+    assert [spec.name for spec in registry.select("legacy")] == LEGACY_TOOLS
+    both = [spec.name for spec in registry.select("graph,legacy")]
+    assert len(both) == len(set(both)) == len(GROUP_TOOLS["graph"]) + len(GROUP_TOOLS["legacy"])
+    shared = registry.get("search_nodes")
+    assert shared is not None and shared.group == "graph" and shared.in_group("legacy")
+    for name in GROUP_TOOLS["legacy"]:
+        spec = registry.get(name)
+        assert spec is not None and spec.description.startswith("Deprecated: prefer "), name
+
+
+def test_save_memory_publishes_the_contract_schema_and_checks_types_only() -> None:
+    spec = load_registry().get("save_memory")
+    assert spec is not None and spec.argument_schema is not None
+    entity = spec.input_schema["properties"]["entities"]["items"]
+    assert entity["required"] == ["name", "entityType", "observations", "relations"]
+    assert entity["properties"]["observations"]["items"] == {
+        "type": "string",
+        "minLength": 5,
+        "maxLength": 150,
+    }
+    relation = entity["properties"]["relations"]["items"]["properties"]
+    assert relation["importance"]["default"] == 0.7
+    assert entity["properties"]["relations"]["minItems"] == 1
+    # The rules with the contract's wording are the core's: the checker lets them through...
+    checker = ArgumentChecker(spec.argument_schema)
+    too_long = {"name": "A", "entityType": "T", "observations": ["x" * 200], "relations": []}
+    assert checker.check({"entities": [too_long], "threadId": "t"})
+    # ...but still refuses wrong types and unknown fields, naming them.
+    with pytest.raises(InvalidParameterError, match=r"entities\[0\]\.colour"):
+        checker.check({"entities": [{**too_long, "colour": 1}], "threadId": "t"})
 
 
 def test_arguments_get_defaults_and_named_errors() -> None:
@@ -127,3 +167,24 @@ def test_logs_never_carry_content() -> None:
     line = json.loads(logs.JsonFormatter().format(record))
     assert line["msg"] == "tool call" and line["ms"] == 1.5
     assert line["token"] == "<redacted 7>" and line["level"] == "info"
+
+
+def test_start_up_imports_stay_light() -> None:
+    """What the server imports before it answers tools/list: no numpy, no model runtime, no
+    code indexer (the store opens and the model loads in background threads later)."""
+    heavy = (
+        "numpy",
+        "onnxruntime",
+        "tokenizers",
+        "huggingface_hub",
+        "tree_sitter",
+        "memcore.memory",
+    )
+    probe = (
+        "import sys, memcore, memcore.mcp.main as m; m.load_registry(); "
+        f"print([name for name in {heavy!r} if name in sys.modules])"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert found.stdout.strip() == "[]"

@@ -1,21 +1,17 @@
-"""memcore: long-term memory for AI agents, with a Rust core and no LLM calls."""
+"""memcore: long-term memory for AI agents, with a Rust core and no LLM calls.
+
+The version and the exceptions are imported at once (they live in the native module,
+which every use needs). Everything else is imported on first access (PEP 562): the
+facade pulls in numpy and the code indexer, which the MCP server's start-up must not wait
+for before it answers ``tools/list``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from memcore._core import __version__
-from memcore.code.records import CodeHit, IndexProgress, IndexReport, IndexStatus
-from memcore.conversation import Conversation, Turn
-from memcore.conversation_records import (
-    ContextItem,
-    ContextProcedure,
-    ContextResult,
-    DocumentHistory,
-    DocumentRead,
-    DocumentSignal,
-    DocumentVersion,
-    ProcedureRecord,
-    TurnRecord,
-    TurnResult,
-    VersionTouch,
-)
 from memcore.errors import (
     DimensionMismatchError,
     EmbeddingError,
@@ -29,24 +25,83 @@ from memcore.errors import (
     UnauthorizedError,
     ValidationFailedError,
 )
-from memcore.graph_records import (
-    Analytics,
-    Communities,
-    Community,
-    EntityHit,
-    EntityRecord,
-    EntityScore,
-    EntityView,
-    GraphPage,
-    GraphView,
-    ObservationRecord,
-    RelatedEntity,
-    RelationPath,
-    RelationRecord,
-    SaveResult,
-)
-from memcore.memory import Memory
-from memcore.records import MemoryRecord, StoreResult, SupersedeResult
+
+if TYPE_CHECKING:
+    from memcore.code.records import (
+        CodeHit,
+        IndexProgress,
+        IndexReport,
+        IndexStatus,
+    )
+    from memcore.conversation import Conversation, Turn
+    from memcore.conversation_records import (
+        ContextItem,
+        ContextProcedure,
+        ContextResult,
+        DocumentHistory,
+        DocumentRead,
+        DocumentSignal,
+        DocumentVersion,
+        ProcedureRecord,
+        TurnRecord,
+        TurnResult,
+        VersionTouch,
+    )
+    from memcore.graph_records import (
+        Analytics,
+        Communities,
+        Community,
+        EntityHit,
+        EntityRecord,
+        EntityScore,
+        EntityView,
+        GraphPage,
+        GraphView,
+        ObservationRecord,
+        RelatedEntity,
+        RelationPath,
+        RelationRecord,
+        SaveResult,
+    )
+    from memcore.memory import Memory
+    from memcore.records import MemoryRecord, StoreResult, SupersedeResult
+
+#: Where each lazily imported name lives.
+_LAZY = {
+    name: module
+    for module, names in (
+        ("memcore.code.records", "CodeHit IndexProgress IndexReport IndexStatus"),
+        ("memcore.conversation", "Conversation Turn"),
+        (
+            "memcore.conversation_records",
+            "ContextItem ContextProcedure ContextResult DocumentHistory DocumentRead "
+            "DocumentSignal DocumentVersion ProcedureRecord TurnRecord TurnResult VersionTouch",
+        ),
+        (
+            "memcore.graph_records",
+            "Analytics Communities Community EntityHit EntityRecord EntityScore EntityView "
+            "GraphPage GraphView ObservationRecord RelatedEntity RelationPath RelationRecord "
+            "SaveResult",
+        ),
+        ("memcore.memory", "Memory"),
+        ("memcore.records", "MemoryRecord StoreResult SupersedeResult"),
+    )
+    for name in names.split()
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Analytics",

@@ -26,30 +26,69 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 MODELS = REPO_ROOT.parent / "shared" / "models"
 MINILM_DIR = MODELS / "all-MiniLM-L6-v2-int8"
 POTION_DIR = MODELS / "potion-base-8M"
-ALL_TOOLS = [
-    "store_memory",
-    "get_memory",
-    "update_memory",
-    "delete_memory",
-    "list_memories",
-    "list_recent_memories",
-    "supersede_memory",
-    "search_memories",
-    "search",
-    "search_text",
-    "recall",
-    "get_valid",
-    "get_valid_at",
-    "invalidate",
-    "get_status",
-    "reset_all_memory",
-]
+#: Every tool by group, in listing order (search_nodes, open_nodes and add_observations are
+#: the graph group's and also the legacy group's).
+GROUP_TOOLS = {
+    "facts": [
+        "store_memory",
+        "get_memory",
+        "update_memory",
+        "delete_memory",
+        "list_memories",
+        "list_recent_memories",
+        "supersede_memory",
+        "search_memories",
+    ],
+    "search": ["search", "search_text", "recall"],
+    "temporal": ["get_valid", "get_valid_at", "invalidate"],
+    "graph": [
+        "save_memory",
+        "add_observations",
+        "get_observation_history",
+        "get_analytics",
+        "search_nodes",
+        "open_nodes",
+        "query_nodes",
+        "find_relation_path",
+        "get_related",
+        "detect_communities",
+        "create_entity",
+        "create_relation",
+    ],
+    "legacy": [
+        "create_entities",
+        "create_relations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "read_graph",
+    ],
+    "conversation": [
+        "record_turn",
+        "read_document",
+        "get_document_history",
+        "retrieve_context",
+        "memory_before_turn",
+        "memory_after_turn",
+        "memory_run_maintenance",
+        "memory_list_dir_with_abstract",
+    ],
+    "code": ["index_project", "search_code", "get_index_status", "list_projects", "delete_project"],
+    "admin": ["get_status", "reset_all_memory"],
+}
+ALL_TOOLS = [name for names in GROUP_TOOLS.values() for name in names]
+#: The legacy group as selected: the reference server's nine, in listing order.
+LEGACY_TOOLS = ["add_observations", "search_nodes", "open_nodes", *GROUP_TOOLS["legacy"]]
 CORE_TOOLS = [
     "store_memory",
     "supersede_memory",
     "search_memories",
     "recall",
     "invalidate",
+    "save_memory",
+    "search_nodes",
+    "get_related",
+    "retrieve_context",
     "get_status",
 ]
 
@@ -111,6 +150,15 @@ class SyncClient:
         result = self.call(name, arguments)
         payload = payload_of(result)
         assert not result.is_error, payload
+        return payload
+
+    def rejected(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The whole result object of a call that must fail: ``error`` and any fields the
+        tool's contract adds to a failure (save_memory's ``validation_errors``)."""
+        result = self.call(name, arguments)
+        payload = payload_of(result)
+        assert result.is_error, payload
+        assert set(payload["error"]) == {"code", "message", "details"}, payload
         return payload
 
     def error(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -27,6 +27,8 @@ Status = Literal["loading", "ready", "error"]
 NOT_READY_MESSAGE = "Embedding service not ready"
 FAILED_MESSAGE_PREFIX = "Embedding service failed to load: "
 CLOSED_MESSAGE = "Embedding service is closed"
+CLOSE_WAIT_SECONDS = 30.0
+"""Longest :meth:`EmbeddingService.close` waits for a model load in flight."""
 CHARS_PER_TOKEN_ESTIMATE = 4
 """Used by :meth:`EmbeddingService.count_tokens` when no tokenizer is loaded: about four
 characters per token is the usual figure for English subword vocabularies."""
@@ -146,16 +148,29 @@ class EmbeddingService:
         self._settled.wait(timeout)
         return self.status == "ready"
 
-    def close(self) -> None:
-        """Release the model. Embed calls raise afterwards; a load in flight is discarded."""
+    def close(self, *, timeout: float = CLOSE_WAIT_SECONDS) -> None:
+        """Release the model. Embed calls raise afterwards; a load in flight is discarded.
+
+        A load in flight is waited for (up to ``timeout`` seconds): a process that exits
+        while onnxruntime builds its session in the loader thread is aborted by a C++
+        ``terminate``, so ``close(); exit()`` must not race the loader.
+
+        Args:
+            timeout: Most seconds to wait for a load in flight (a hub download may take
+                longer; the daemon thread is then abandoned).
+        """
         with self._lock:
             self._closed = True
             backend, self._backend = self._backend, None
             self._status, self._error = "error", CLOSED_MESSAGE
+            loader = self._thread
         if backend is not None:
             backend.close()
         self._cache.clear()
         self._settled.set()
+        # The loader sees `_closed` when its load returns and closes what it built.
+        if loader is not None and loader is not threading.current_thread():
+            loader.join(timeout)
 
     def __enter__(self) -> EmbeddingService:
         return self

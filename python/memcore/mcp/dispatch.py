@@ -75,7 +75,9 @@ class Dispatcher:
             known: Every registered tool name, to tell "not enabled" from "no such tool".
         """
         self._tools = {spec.name: spec for spec in tools}
-        self._checkers = {spec.name: ArgumentChecker(spec.input_schema) for spec in tools}
+        self._checkers = {
+            spec.name: ArgumentChecker(spec.argument_schema or spec.input_schema) for spec in tools
+        }
         self._host = host
         self._limits = limits
         self._metrics = metrics
@@ -107,7 +109,7 @@ class Dispatcher:
             result = await self._run(spec, arguments, caller)
             outcome, status = Outcome(result, is_error=False), "ok"
         except MemcoreError as exc:
-            outcome, status = Outcome({"error": error_payload(exc)}, is_error=True), type(exc).code
+            outcome, status = _failure(spec, exc), type(exc).code
         except Exception:
             outcome, status = self._internal_error(name), StorageError.code
         seconds = time.perf_counter() - started
@@ -124,6 +126,10 @@ class Dispatcher:
         if spec.store_wide and not caller.admin:
             raise UnauthorizedError(
                 f"{spec.name} acts on every namespace; this caller's token is not an admin token."
+            )
+        if spec.reads_server_files and not caller.admin:
+            raise UnauthorizedError(
+                f"{spec.name} reads files on the server's disk; only admin tokens may call it."
             )
         if spec.needs_store:
             await self._host.wait(self._timeout)
@@ -169,3 +175,11 @@ class Dispatcher:
             "argument_names": sorted(arguments) if arguments else [],
         }
         _log.log(level, "tool call", extra={"fields": fields})
+
+
+def _failure(spec: ToolSpec | None, error: MemcoreError) -> Outcome:
+    """The error object, with the fields the tool's contract adds to a failure."""
+    payload: dict[str, Any] = {"error": error_payload(error)}
+    if spec is not None and spec.error_shape is not None:
+        payload = {**spec.error_shape(error), **payload}
+    return Outcome(payload, is_error=True)

@@ -5,6 +5,9 @@ A store that fails to open (another process holds it, the model does not match, 
 is unusable) does not stop the server: the failure is logged and every tool that needs the
 store answers with it, since an MCP client shows a tool error to the user and the model but
 hides the stderr of a server that exited. ``get_status`` reports it too.
+
+Helpers that must stop before the store closes (the background index passes of the code
+tools) attach themselves with :meth:`StoreHost.attachment`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
 import anyio.to_thread
 
@@ -24,8 +27,16 @@ if TYPE_CHECKING:
 StoreState = Literal["opening", "open", "error", "closed"]
 
 _log = logging.getLogger("memcore.mcp.store")
-#: Longest a shutdown waits for a model that is still loading.
-_SETTLE_SECONDS = 30.0
+
+
+class Attachment(Protocol):
+    """Something that lives as long as the store and must stop before it closes."""
+
+    def close(self) -> None:
+        """Stop; called once, before the store closes."""
+
+
+A = TypeVar("A", bound=Attachment)
 
 
 class StoreHost:
@@ -40,6 +51,7 @@ class StoreHost:
         self._closed = False
         self._closed_event = threading.Event()
         self._thread: threading.Thread | None = None
+        self._attachments: dict[str, Attachment] = {}
 
     def start(self) -> None:
         """Begin opening in a daemon thread (a hung open must not keep the process alive)."""
@@ -96,18 +108,36 @@ class StoreHost:
         self._done.wait(timeout)
         return self.memory()
 
+    def attachment(self, key: str, factory: Callable[[], A]) -> A:
+        """The helper registered under ``key``, made by ``factory`` on first use.
+
+        Raises:
+            StorageError: The server is shutting down.
+        """
+        with self._lock:
+            if self._closed:
+                raise StorageError("The server is shutting down.")
+            found = self._attachments.get(key)
+            if found is None:
+                found = self._attachments[key] = factory()
+            return cast(A, found)
+
     def close(self) -> None:
-        """Close the store once opening has finished (idempotent)."""
+        """Stop the attachments, then close the store once opening has finished
+        (idempotent). The embedding service's own close waits for a model still loading,
+        so exiting now cannot abort the process inside onnxruntime."""
         self._done.wait()
         with self._lock:
             self._closed = True
             memory, self._memory = self._memory, None
+            attachments = list(self._attachments.values())
+            self._attachments.clear()
+        for helper in attachments:
+            try:
+                helper.close()
+            except Exception:  # one helper's failure must not keep the store open
+                _log.exception("a store helper failed to stop")
         if memory is not None:
-            service = memory.embeddings
-            if service is not None and service.status == "loading":
-                # Exiting while onnxruntime is still building its session aborts the
-                # process (C++ terminate in the loader thread): let the load finish first.
-                service.wait_ready(_SETTLE_SECONDS)
             memory.close()
             _log.info("store closed")
         self._closed_event.set()

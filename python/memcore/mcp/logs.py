@@ -19,15 +19,22 @@ from typing import Any
 #: Field names whose values are user content or secrets.
 REDACTED_FIELDS = frozenset(
     {
+        "agent_text",
         "arguments",
         "authorization",
+        "base_instructions",
         "content",
+        "contents",
+        "current_input",
+        "input_items",
         "metadata",
         "observations",
+        "output_items",
         "query",
         "reason",
         "text",
         "token",
+        "user_text",
     }
 )
 _THIRD_PARTY = (

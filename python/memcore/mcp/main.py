@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -29,8 +30,10 @@ from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.registry import ProfileError
 from memcore.mcp.tools import load_registry
-from memcore.memory import Memory
 from memcore.settings import SERVER_OPTIONS, Settings, SettingsError, add_options, describe, resolve
+
+if TYPE_CHECKING:
+    from memcore.memory import Memory
 
 _log = logging.getLogger("memcore.mcp")
 
@@ -74,6 +77,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
     metrics = Metrics()
 
     def open_memory() -> Memory:
+        # Imported here, in the opening thread: the facade brings numpy and the code
+        # indexer, which the first tools/list answer must not wait for.
+        from memcore.memory import Memory
+
         memory = Memory(**settings.memory_kwargs())
         # Compiling the validators here keeps that cost off the first calls.
         dispatcher.warm()

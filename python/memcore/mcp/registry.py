@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memcore.errors import MemcoreError
     from memcore.mcp.host import StoreHost
     from memcore.memory import Memory
 
@@ -58,6 +59,9 @@ class ToolCall:
 Handler = Callable[[ToolCall], dict[str, Any]]
 """Runs in a worker thread (engine calls block); returns the JSON-ready result object."""
 
+ErrorShape = Callable[["MemcoreError"], dict[str, Any]]
+"""Fields a tool's contract puts beside ``error`` when a call fails (``{}`` for none)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
@@ -75,6 +79,14 @@ class ToolSpec:
         idempotent: Repeating the call changes nothing more (MCP ``idempotentHint``).
         store_wide: Acts on every namespace; refused to callers without admin rights.
         needs_store: Waits for the store to open (``get_status`` answers without it).
+        also_in: Further groups the tool belongs to (a tool shared by two groups is
+            registered once, under ``group``, and selected by either name).
+        reads_server_files: Reads files on the server's disk; refused to callers without
+            admin rights (an HTTP tenant must not read the server's files).
+        argument_schema: The schema arguments are checked against when it must differ from
+            the published one (``save_memory`` leaves its content rules to the core, which
+            answers with the contract's wording); None checks ``input_schema``.
+        error_shape: Builds the contract's fields that accompany ``error`` on failure.
     """
 
     name: str
@@ -88,6 +100,14 @@ class ToolSpec:
     idempotent: bool = False
     store_wide: bool = False
     needs_store: bool = True
+    also_in: tuple[str, ...] = ()
+    reads_server_files: bool = False
+    argument_schema: Mapping[str, Any] | None = None
+    error_shape: ErrorShape | None = None
+
+    def in_group(self, group: str) -> bool:
+        """Whether the tool belongs to ``group``."""
+        return group == self.group or group in self.also_in
 
 
 class ProfileError(ValueError):
@@ -117,7 +137,7 @@ class ToolRegistry:
     @property
     def groups(self) -> list[str]:
         """Group names in listing order."""
-        present = {spec.group for spec in self._tools.values()}
+        present = {g for spec in self._tools.values() for g in (spec.group, *spec.also_in)}
         known = [g for g in GROUP_ORDER if g in present]
         return known + sorted(present - set(GROUP_ORDER))
 
@@ -162,7 +182,7 @@ class ToolRegistry:
             return self.all()
         if word in self._tools:
             return [self._tools[word]]
-        group = [spec for spec in self._tools.values() if spec.group == word]
+        group = [spec for spec in self._tools.values() if spec.in_group(word)]
         return group or None
 
 

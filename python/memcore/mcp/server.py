@@ -36,10 +36,12 @@ INSTRUCTIONS = (
     "search_memories) before answering questions that depend on the user, their work or "
     "earlier conversations. Store lasting facts with store_memory, one clear statement each; "
     "when its result carries action_required, follow it (usually supersede_memory) if the "
-    "new fact replaces an old one. Use invalidate for facts that stopped being true. Errors "
-    "come back as {error: {code, message, details}}; EMBEDDING_ERROR right after start-up "
-    "means the model is still loading (get_status shows it) and recall still works by "
-    "keywords."
+    "new fact replaces an old one. Use invalidate for facts that stopped being true. Save "
+    "people, projects and how they connect with save_memory (search_nodes first, to reuse "
+    "existing names); at the start of a task, retrieve_context brings back what earlier "
+    "conversations did with the same request or files. Errors come back as {error: {code, "
+    "message, details}}; EMBEDDING_ERROR right after start-up means the model is still "
+    "loading (get_status shows it) and recall still works by keywords."
 )
 
 

@@ -69,6 +69,7 @@ def store_memory(call: ToolCall) -> dict[str, Any]:
             "valid_from",
             "expires_at",
             "ttl",
+            "entities",
         ),
     )
     return {
@@ -180,6 +181,15 @@ _SPECS = (
                     minimum=1,
                     maximum=1e10,
                 ),
+                "entities": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "description": "Names of the knowledge-graph entities this memory is "
+                    "about (people, projects, files); unknown names become new entities. "
+                    "Known entity names in the content are linked anyway. Links let recall "
+                    "find the memory through the graph.",
+                },
             },
             required=["content"],
         ),

@@ -1,9 +1,10 @@
 """The ``memcore`` command: quick store/search/recall/status from a shell with the same JSON
 the MCP tools return, the model listing, bearer-token management, and JSON Lines export
-and import that keep every field of every memory."""
+and import that round-trip every record type with its ids, times, links and vectors."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import subprocess
@@ -13,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memcore import Memory, cli
@@ -116,96 +119,294 @@ def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
 # -- export / import ---------------------------------------------------------------------------
 
 
-def _fill(path: Path) -> list[dict[str, Any]]:
-    """A store whose memories use every field and state; their exported form."""
-    with Memory(path, model=None) as mem:
-        old = mem.store_memory(
-            "User lives in Seattle",
-            memory_type="episodic",
-            source="explicit",
-            confidence=0.7,
-            importance=0.9,
-            metadata={"k": [1, "two"]},
-            thread_id="t1",
-            user_id="u1",
-            event_time="2024-01-01T10:00:00.123456Z",
-            valid_from="2024-01-01T00:00:00Z",
-            expires_at="2099-01-01T00:00:00Z",
-        )
-        new = mem.store_memory("User moved to Austin")
-        mem.supersede_memory(old.id, new.id)
-        gone = mem.store_memory("User has a cat", namespace="default")
-        mem.invalidate(gone.id, "the cat moved out")
-        mem.store_memory("Somebody else's fact", namespace="other")
-        return [{"type": "memory", **m.to_dict()} for m in mem.list_memories(100)]
+def _letters(texts: list[str]) -> npt.NDArray[np.float32]:
+    """A deterministic stand-in embedding: letter counts, normalised."""
+    rows = np.zeros((len(texts), 26), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for ch in text.lower():
+            if "a" <= ch <= "z":
+                rows[i, ord(ch) - 97] += 1
+    rows[:, 0] += 1e-3  # never a zero vector
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _fill(mem: Memory, project: Path) -> None:
+    """Every record type, in every state: memories (all fields, superseded, invalidated,
+    another namespace), the graph (observation versions, relations, explicit and found
+    mentions), turns with procedures and document versions, and an indexed project."""
+    old = mem.store_memory(
+        "User lives in Seattle",
+        memory_type="episodic",
+        source="explicit",
+        confidence=0.7,
+        importance=0.9,
+        metadata={"k": [1, "two"], "nested": {"x": 1.5}},
+        thread_id="t1",
+        user_id="u1",
+        event_time="2024-01-01T10:00:00.123456Z",
+        valid_from="2024-01-01T00:00:00Z",
+        expires_at="2099-01-01T00:00:00Z",
+    )
+    new = mem.store_memory("User moved to Austin", entities=["Alice"])
+    mem.supersede_memory(old.id, new.id)
+    gone = mem.store_memory("User has a cat")
+    mem.invalidate(gone.id, "the cat moved out")
+    mem.store_memory("Somebody else's fact", namespace="other")
+    mem.save_memory(
+        [
+            {
+                "name": "Alice",
+                "entityType": "Person",
+                "observations": ["Works at ACME", "Lives in Austin"],
+                "relations": [{"targetEntity": "Bob", "relationType": "knows"}],
+            },
+            {
+                "name": "Bob",
+                "entityType": "Person",
+                "observations": ["Writes Rust daily"],
+                "relations": [
+                    {"targetEntity": "Alice", "relationType": "mentors", "importance": 0.9}
+                ],
+            },
+        ],
+        "t1",
+    )
+    first = mem.get_entity("Alice").observations[0]
+    mem.add_observations("Alice", "Works at Initech", supersedes=first.id)
+    mem.store_memory("Bob reviewed the release")  # a mention found in the text
+    (project / "auth.py").write_text("def login(user):\n    return check(user)\n")
+    mem.record_turn(
+        "c1",
+        "fix the login bug",
+        "Fixed it",
+        procedures=[
+            {"tool": "READ", "documents": [str(project / "auth.py")]},
+            {
+                "tool": "EDIT",
+                "args": {"line": 2},
+                "documents": [{"path": "notes.md", "content": "x"}],
+            },
+        ],
+        turn_id="t-1",
+        at="2025-06-01T12:00:00.5Z",
+    )
+    mem.record_turn("c2", "rename the helper", procedures=[{"tool": "BASH", "args": "ls -la"}])
+    mem.index_project(project, project_id="proj")
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    return lines[0], lines[1:]
+    return lines[0], lines[1:-1], lines[-1]
 
 
-def test_export_writes_every_field_of_every_memory(
-    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    expected = _fill(store)
-    out = tmp_path / "export.jsonl"
-    status, _, err = run(capsys, "export", str(out))
-    assert status == 0 and "exported 3 memories" in err
-    header, records = _read(out)
-    assert header["type"] == "header" and header["format"] == "memcore-export"
-    assert (header["version"], header["namespace"]) == (1, "default")
-    assert header["counts"] == {"memory": 3}
-    assert records == expected
-    first = next(r for r in records if r["content"] == "User lives in Seattle")
-    assert first["event_time"] == "2024-01-01T10:00:00.123456Z"
-    assert first["superseded_by"] and first["valid_until"]
-    assert "embedding" not in first and "vector" not in first
-    status, out_text, _ = run(capsys, "export", "-", "--namespace", "other")
-    assert status == 0
-    assert [json.loads(line)["content"] for line in out_text.splitlines()[1:]] == [
-        "Somebody else's fact"
+def _comparable(
+    records: list[dict[str, Any]], drop: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """Records without the fields a round trip cannot keep: a project's status row says
+    when it was last written, and restoring writes it."""
+    return [
+        {
+            k: v
+            for k, v in r.items()
+            if k not in drop and (r["type"], k) != ("project", "updated_at")
+        }
+        for r in records
     ]
 
 
-def test_import_rejects_records_it_does_not_know(
-    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _vector(record: dict[str, Any]) -> npt.NDArray[np.float32]:
+    return np.frombuffer(base64.b64decode(record["vector_b64"]), dtype="<f4")
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Path:
+    """A store holding every record type."""
+    (tmp_path / "project").mkdir()
+    with Memory(tmp_path / "a", model=None) as mem:
+        _fill(mem, tmp_path / "project")
+    return tmp_path / "a"
+
+
+def test_export_writes_every_record_type(
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = tmp_path / "future.jsonl"
-    source.write_text(json.dumps({"type": "entity", "name": "Alice"}) + "\n")
-    status, _, err = run(capsys, "import", str(source), *TEXT_ONLY)
-    assert status == 1 and "record type 'entity' is not supported" in err
-    source.write_text('{"type": "header", "format": "something-else", "version": 1}\n')
-    status, _, err = run(capsys, "import", str(source), *TEXT_ONLY)
-    assert status == 1 and "not a memcore-export v1 file" in err
+    out = tmp_path / "export.jsonl"
+    status, _, err = run(capsys, "export", str(out), "--data-dir", str(filled))
+    assert status == 0 and "from every namespace" in err
+    header, records, end = _read(out)
+    assert (header["type"], header["format"], header["version"]) == ("header", "memcore-export", 2)
+    assert header["namespace"] is None and header["with_vectors"] is False
+    kinds = [r["type"] for r in records]
+    assert kinds == sorted(kinds, key=header["kinds"].index)  # replay order
+    assert set(kinds) == set(header["kinds"])  # every record type is there
+    assert end == {"type": "end", "counts": {k: kinds.count(k) for k in header["kinds"]}}
+
+    first = next(r for r in records if r.get("content") == "User lives in Seattle")
+    assert first["event_time"] == "2024-01-01T10:00:00.123456Z"
+    assert first["valid_from"] == "2024-01-01T00:00:00.000000Z"
+    assert json.loads(first["metadata"]) == {"k": [1, "two"], "nested": {"x": 1.5}}
+    assert first["superseded_by"] and first["valid_until"]
+    turn = next(r for r in records if r["type"] == "turn" and r["turn_id"] == "t-1")
+    assert turn["created_at"] == "2025-06-01T12:00:00.500000Z"
+    assert [p["tool"] for p in turn["procedures"]] == ["READ", "EDIT"]
+    assert turn["procedures"][1]["documents"][0]["content"] == "x"
+    observations = [
+        r for r in records if r["type"] == "observation" and r["entity_name"] == "Alice"
+    ]
+    assert sorted(o["version"] for o in observations) == [1, 1, 2]
+    assert {r["type"] for r in records if "vector_b64" in r} == set()
+
+    status, text, _ = run(capsys, "export", "-", "--namespace", "other", "--data-dir", str(filled))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert status == 0 and lines[0]["namespace"] == "other"
+    assert [r.get("content") for r in lines[1:-1]] == ["Somebody else's fact"]
 
 
-@pytest.mark.xfail(reason="needs the native Engine.import_memories", strict=True)
 def test_export_import_round_trip_is_exact(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _fill(tmp_path / "a")
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert run(capsys, "export", str(first), "--data-dir", str(tmp_path / "a"))[0] == 0
-    status, _, err = run(capsys, "import", str(first), "--data-dir", str(tmp_path / "b"))
+    assert run(capsys, "export", str(first), "--data-dir", str(filled))[0] == 0
+    status, _, err = run(
+        capsys, "import", str(first), "--data-dir", str(tmp_path / "b"), *TEXT_ONLY
+    )
     assert status == 0, err
+    restored = len(_read(first)[1])
+    assert f"imported {restored} records, skipped 0" in err
     assert run(capsys, "export", str(second), "--data-dir", str(tmp_path / "b"))[0] == 0
-    assert _read(second)[1] == _read(first)[1]
+    assert _comparable(_read(second)[1]) == _comparable(_read(first)[1])
+
     with Memory(tmp_path / "b", model=None) as mem:
         assert [h.memory.content for h in mem.search_text("user")] == ["User moved to Austin"]
+        assert [r.name for r in mem.get_related("Alice", depth=1)] == ["Bob"]
+        alice = mem.get_entity("Alice")
+        current = next(o for o in alice.observations if o.version == 2)
+        assert len(mem.get_observation_history("Alice", current.id)) == 2
+        assert mem.get_turn("c1", "t-1").procedures[1].documents[0].provenance == "agent"
+        assert mem.search_code("login", project_id="proj")[0].file_path == "auth.py"
+        assert [p.project_id for p in mem.list_projects()] == ["proj"]
+        assert mem.count_memories(namespace="other") == 1
 
 
-@pytest.mark.xfail(reason="needs the native Engine.import_memories", strict=True)
 def test_import_into_a_store_holding_the_ids(
+    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "export.jsonl"
+    assert run(capsys, "export", str(out), "--data-dir", str(filled))[0] == 0
+    store = ["--data-dir", str(filled), *TEXT_ONLY]
+    status, _, err = run(capsys, "import", str(out), *store)
+    assert status == 1 and "already exists" in err and "lines 2-" in err
+    status, _, err = run(capsys, "import", str(out), "--skip-existing", *store)
+    assert status == 0, err
+    assert f"imported 0 records, skipped {len(_read(out)[1])}" in err
+
+
+def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
+    """In process, with a stand-in embedding function (the CLI only loads ONNX models)."""
+    from memcore.transfer import export_store, import_store
+
+    (tmp_path / "project").mkdir()
+    with Memory(tmp_path / "a", embedder=_letters) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
+        _fill(mem, tmp_path / "project")
+        with (tmp_path / "v.jsonl").open("w") as out:
+            export_store(mem, out, with_vectors=True)
+        with (tmp_path / "t.jsonl").open("w") as out:
+            export_store(mem, out)
+    header, records, _ = _read(tmp_path / "v.jsonl")
+    assert header["embedding"] == {"model": "custom:_letters", "dim": 26}
+    assert header["vector_encoding"] == "f32le-base64"
+    carried = {r["type"] for r in records if "vector_b64" in r}
+    assert carried == {"memory", "entity", "observation", "turn", "code_chunk"}
+    sample = next(r for r in records if r.get("content") == "User moved to Austin")
+    np.testing.assert_allclose(_vector(sample), _letters(["User moved to Austin"])[0], atol=1e-6)
+
+    # The same model: the file's vectors are kept (none computed).
+    with Memory(tmp_path / "b", embedder=_letters) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
+        with (tmp_path / "v.jsonl").open("rb") as source:
+            report = import_store(mem, source)
+        assert report.embedded == 0 and report.notes == []
+        with (tmp_path / "b.jsonl").open("w") as out:
+            export_store(mem, out, with_vectors=True)
+        hits = mem.search("Austin moved user", limit=1)
+        assert hits[0].memory.content == "User moved to Austin"
+    again = _read(tmp_path / "b.jsonl")[1]
+    vectors = frozenset({"vector_b64"})
+    assert _comparable(again, vectors) == _comparable(records, vectors)
+    for before, after in zip(records, again, strict=True):
+        # The core normalises a vector as it stores it; doing it again may move the last bit.
+        assert ("vector_b64" in before) == ("vector_b64" in after)
+        if "vector_b64" in before:
+            np.testing.assert_allclose(_vector(after), _vector(before), rtol=0, atol=1e-6)
+
+    # No vectors in the file: the target's model embeds every record that has a text.
+    with Memory(tmp_path / "c", embedder=_letters) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
+        with (tmp_path / "t.jsonl").open("rb") as source:
+            report = import_store(mem, source)
+        texts = {"memory", "entity", "observation", "turn", "code_chunk"}
+        # Every record with a text, also those the source had none for (an entity that
+        # store_memory(entities=...) created is stored without a vector).
+        assert report.embedded == sum(1 for r in records if r["type"] in texts)
+        assert mem.search("Austin moved user", limit=1)[0].memory.content == "User moved to Austin"
+        assert mem.search_nodes("works at initech", limit=1)[0].name == "Alice"
+
+    # A text-only store without a model yet takes the file's model, so the vectors fit.
+    with Memory(tmp_path / "d", model=None) as mem:
+        with (tmp_path / "v.jsonl").open("rb") as source:
+            assert import_store(mem, source).embedded == 0
+        hits = mem.search(vector=_letters(["Austin moved user"])[0], limit=1)
+        assert hits[0].memory.content == "User moved to Austin"
+
+
+def test_import_refuses_what_it_cannot_restore(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _fill(store)
-    out = tmp_path / "export.jsonl"
-    assert run(capsys, "export", str(out))[0] == 0
-    status, _, err = run(capsys, "import", str(out), *TEXT_ONLY)
-    assert status == 1 and "already" in err
-    status, _, err = run(capsys, "import", str(out), "--skip-existing", *TEXT_ONLY)
-    assert status == 0 and "imported 0 memories, skipped 3" in err
+    source = tmp_path / "bad.jsonl"
+    header = {"type": "header", "format": "memcore-export", "version": 2}
+    cases = [
+        ([{"type": "header", "format": "something-else", "version": 1}], "not a memcore-export"),
+        ([header, {"type": "spaceship"}], "line 2: record type 'spaceship' is not supported"),
+        ([header, {"type": "memory", "id": "mem_x"}], "lines 2-2: record 0 is malformed"),
+        ([header, {"type": "memory", "created_at": "last tuesday"}], "line 2: time is not"),
+        ([header], "ends without its end line (truncated?)"),
+        ([header, {"type": "end", "counts": {"memory": 2}}], "the end line counts"),
+    ]
+    for lines, message in cases:
+        source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        status, _, err = run(capsys, "import", str(source), *TEXT_ONLY)
+        assert status == 1 and message in err, (message, err)
+    source.write_text("{not json\n")
+    assert "line 1 is not JSON" in run(capsys, "import", str(source), *TEXT_ONLY)[2]
+
+
+def test_a_version_1_file_still_imports(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "type": "memory",
+        "id": "mem_01M80X9RRT1YT7PW6TQXC27SQC",
+        "namespace": "default",
+        "content": "Imported from version 1",
+        "memory_type": "semantic",
+        "source": "explicit",
+        "confidence": 1.0,
+        "importance": 0.5,
+        "metadata": {"from": "v1"},
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "accessed_at": "2026-01-01T00:00:00Z",
+        "valid_from": "2026-01-01T00:00:00Z",
+    }
+    source = tmp_path / "v1.jsonl"
+    header = {"type": "header", "format": "memcore-export", "version": 1}
+    source.write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n")
+    status, _, err = run(capsys, "import", str(source), *TEXT_ONLY)
+    assert status == 0 and "imported 1 records" in err
+    with Memory(store, model=None) as mem:
+        stored = mem.get_memory(record["id"])
+        assert stored.metadata == {"from": "v1"} and stored.source == "explicit"
 
 
 # -- tokens, serve, the console script ----------------------------------------------------------

@@ -3,7 +3,8 @@
 ``serve`` runs the MCP server (same as ``python -m memcore.mcp``); ``status``, ``store``,
 ``search`` and ``recall`` run the MCP tool of that name on a store and print the same JSON
 an agent would get; ``models`` lists the embedding models; ``export``/``import`` move
-records as JSON Lines; ``auth`` manages the HTTP bearer tokens. Settings work as for the
+every record as JSON Lines (see :mod:`memcore.transfer`); ``auth`` manages the HTTP bearer
+tokens. Settings work as for the
 server (flag > ``MEMCORE_*`` variable > default). Results go to stdout, progress and
 errors to stderr; the exit status is 0 on success, 1 on a failed command, 2 on bad usage.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
 from memcore.errors import MemcoreError, ResourceBusyError
@@ -27,16 +28,13 @@ from memcore.mcp.host import StoreHost
 from memcore.mcp.registry import ToolCall
 from memcore.mcp.tools import load_registry
 from memcore.mcp.validation import ArgumentChecker
-from memcore.memory import Memory
 from memcore.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
+
+if TYPE_CHECKING:
+    from memcore.memory import Memory
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-#: Format marker and version of ``memcore export`` files.
-EXPORT_FORMAT = "memcore-export"
-EXPORT_VERSION = 1
-#: Records per page when exporting and per native call when importing.
-BATCH = 500
 
 
 class CommandError(Exception):
@@ -63,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (`| head`) left; nothing more can be said on stdout.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
-    except (CommandError, MemcoreError, NotImplementedError, OSError) as exc:
+    except (CommandError, MemcoreError, OSError) as exc:
         code = f"{type(exc).code}: " if isinstance(exc, MemcoreError) else ""
         _fail(f"{code}{exc}")
         return EXIT_FAILED
@@ -103,13 +101,24 @@ def _parser() -> argparse.ArgumentParser:
         if name == "search":
             search.add_argument("--text", action="store_true", help="BM25 keyword search")
 
-    export = _store_command(commands, "export", "write memories as JSON Lines", _export)
+    export = _store_command(
+        commands, "export", "write every record as JSON Lines (all namespaces)", _export
+    )
     export.add_argument("file", help="output file, or - for stdout")
+    export.add_argument(
+        "--with-vectors", action="store_true", help="include embeddings (base64 float32)"
+    )
+    export.epilog = "--namespace NAME exports one namespace only."
 
-    load = _store_command(commands, "import", "read memories from JSON Lines", _import)
+    load = _store_command(commands, "import", "restore records from a memcore export", _import)
     load.add_argument("file", help="input file, or - for stdin")
     load.add_argument("--skip-existing", action="store_true", help="skip ids already stored")
     load.add_argument("--into", metavar="NAMESPACE", help="import every record into NAMESPACE")
+    load.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="do not embed records that arrive without usable vectors",
+    )
 
     _auth_commands(commands)
     return parser
@@ -174,84 +183,52 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    # Records hold no vectors, so the model is not needed (nor loaded).
+    from memcore.transfer import export_store
+
+    # Vectors are read from the store as they are: no model is loaded.
     settings = replace(_settings(args), model=None, model_path=None)
-    with _opened(settings, read=True, model=False) as call, _output(args.file) as out:
-        memory, namespace = call.memory, call.namespace
-        total = memory.count_memories(namespace=namespace)
-        header = {
-            "type": "header",
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
-            "memcore_version": __version__,
-            "namespace": namespace,
-            "counts": {"memory": total},
-        }
-        out.write(json.dumps(header, ensure_ascii=False) + "\n")
-        written = 0
-        with _progress("exporting", total) as advance:
-            while True:
-                page = memory.list_memories(BATCH, written, namespace=namespace)
-                for record in page:
-                    line = {"type": "memory", **record.to_dict()}
-                    out.write(json.dumps(line, ensure_ascii=False) + "\n")
-                written += len(page)
-                advance(len(page))
-                if len(page) < BATCH:
-                    break
-    _note(f"exported {written} memories from namespace {namespace!r}")
+    # Only the flag restricts an export: MEMCORE_NAMESPACE names the default namespace of
+    # calls, and an export of "everything" must not shrink because it is set.
+    namespace = settings.namespace if args.namespace is not None else None
+    with (
+        _opened(settings, read=True, model=False) as call,
+        _output(args.file) as out,
+        _kind_progress("exporting") as advance,
+    ):
+        counts = export_store(
+            call.memory, out, namespace=namespace, with_vectors=args.with_vectors, progress=advance
+        )
+    where = f"namespace {namespace!r}" if namespace is not None else "every namespace"
+    detail = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n)
+    _note(f"exported {sum(counts.values())} records from {where} ({detail or 'empty'})")
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
+    from memcore.transfer import TransferError, import_store
+
     settings = _settings(args)
-    imported = skipped = 0
     with (
-        _opened(settings, read=False, model=True) as call,
-        _input(args.file) as source,
-        _progress("importing", None) as advance,
+        _opened(settings, read=False, model=not args.no_embed) as call,
+        _input(args.file) as (source, size),
+        _progress("importing", size) as advance,
     ):
-        for batch in _batches(_records(source, args.into), BATCH):
-            done, skip = call.memory._import_memories(batch, skip_existing=args.skip_existing)
-            imported, skipped = imported + done, skipped + skip
-            advance(len(batch))
-    _note(f"imported {imported} memories, skipped {skipped} already present")
-    return 0
-
-
-def _batches(records: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _records(source: IO[str], into: str | None) -> Iterator[dict[str, Any]]:
-    """The memory records of an export, checked line by line."""
-    for number, line in enumerate(source, start=1):
-        if not line.strip():
-            continue
         try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise CommandError(f"line {number} is not JSON: {exc}") from None
-        kind = record.get("type") if isinstance(record, dict) else None
-        if kind == "header":
-            if record.get("format") != EXPORT_FORMAT or record.get("version") != EXPORT_VERSION:
-                raise CommandError(f"line {number}: not a {EXPORT_FORMAT} v{EXPORT_VERSION} file")
-            continue
-        if kind != "memory":
-            raise CommandError(
-                f"line {number}: record type {kind!r} is not supported by memcore {__version__}"
+            report = import_store(
+                call.memory,
+                source,
+                skip_existing=args.skip_existing,
+                into=args.into,
+                embed=not args.no_embed,
+                progress=advance,
             )
-        fields = {key: value for key, value in record.items() if key != "type"}
-        if into is not None:
-            fields["namespace"] = into
-        yield fields
+        except TransferError as exc:
+            raise CommandError(str(exc)) from None
+    embedded = f", embedded {report.embedded}" if report.embedded else ""
+    _note(f"imported {report.restored} records, skipped {report.skipped} already present{embedded}")
+    for note in report.notes:
+        _note(note)
+    return 0
 
 
 def _auth_file(args: argparse.Namespace) -> Path:
@@ -344,7 +321,12 @@ def _opened(settings: Settings, *, read: bool, model: bool) -> Iterator[ToolCall
 
 
 def _host(settings: Settings) -> StoreHost:
-    host = StoreHost(lambda: Memory(**settings.memory_kwargs()))
+    def open_memory() -> Memory:
+        from memcore.memory import Memory
+
+        return Memory(**settings.memory_kwargs())
+
+    host = StoreHost(open_memory)
     host.start()
     return host
 
@@ -379,6 +361,24 @@ def _progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
 
 
 @contextmanager
+def _kind_progress(label: str) -> Iterator[Callable[[str, int], None]]:
+    """Progress by record kind (totals are not known before a kind is read)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def advance(kind: str, n: int) -> None:
+            if kind not in tasks:
+                tasks[kind] = bar.add_task(f"{label} {kind}", total=None)
+            bar.advance(tasks[kind], n)
+
+        yield advance
+
+
+@contextmanager
 def _output(file: str) -> Iterator[IO[str]]:
     if file == "-":
         yield sys.stdout
@@ -389,12 +389,14 @@ def _output(file: str) -> Iterator[IO[str]]:
 
 
 @contextmanager
-def _input(file: str) -> Iterator[IO[str]]:
+def _input(file: str) -> Iterator[tuple[IO[bytes], int | None]]:
+    """The input as bytes (lines are decoded one by one) and its size, when known."""
     if file == "-":
-        yield sys.stdin
+        yield sys.stdin.buffer, None
         return
-    with Path(file).open(encoding="utf-8") as source:
-        yield source
+    path = Path(file)
+    with path.open("rb") as source:
+        yield source, path.stat().st_size
 
 
 def _print_json(value: Any) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -360,54 +360,6 @@ class FactsAPI(SearchAPI):
         service = self._embeddings
         if service is not None and service.dim is not None:
             self._engine.set_embedding_identity(service.model_id, service.dim)
-
-    def _import_memories(
-        self, records: Sequence[Mapping[str, Any]], *, skip_existing: bool = False
-    ) -> tuple[int, int]:
-        """Write exported memories back exactly: ids, times, validity and supersession links.
-
-        Each record holds every `MemoryRecord` field (times as ISO 8601 or None). Contents
-        are re-embedded with this store's model, so an export moves between models.
-
-        Returns:
-            (imported, skipped): skipped counts ids already present (with `skip_existing`).
-
-        Raises:
-            NotImplementedError: The native core lacks `Engine.import_memories`.
-        """
-        importer = getattr(self._engine, "import_memories", None)
-        if importer is None:
-            raise NotImplementedError(
-                "Importing needs Engine.import_memories, which this build of the native "
-                "core does not have yet."
-            )
-        rows = [_import_row(record) for record in records]
-        vectors = None
-        if self._embeddings is not None and rows:
-            vectors = self._embeddings.embed_passages([row["content"] for row in rows])
-        result = importer(rows, vectors=vectors, on_conflict="skip" if skip_existing else "error")
-        return int(result["imported"]), int(result["skipped"])
-
-
-_IMPORT_TIMES = (
-    "event_time",
-    "created_at",
-    "updated_at",
-    "accessed_at",
-    "valid_from",
-    "valid_until",
-    "invalidated_at",
-    "expires_at",
-)
-
-
-def _import_row(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record in the native import form: times in microseconds, metadata as JSON text."""
-    row = dict(record)
-    for name in _IMPORT_TIMES:
-        row[name] = optional_micros(row.get(name), name)
-    row["metadata"] = _metadata_json(row.get("metadata")) or "null"
-    return row
 
 
 # Offsets travel to SQLite as a signed 64-bit integer.

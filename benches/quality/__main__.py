@@ -1,0 +1,37 @@
+"""python -m benches.quality --locomo FILE --cosqa DIR [--quick] [--out DIR]
+
+With neither file given, the data under ../shared/bench is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benches.quality import harness
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.quality", description=__doc__)
+    parser.add_argument("--locomo", type=Path, help="a LoCoMo-format JSON file")
+    parser.add_argument("--cosqa", type=Path, help="a CoSQA-format folder")
+    parser.add_argument("--quick", action="store_true", help="a small subset (CI)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
+    args = parser.parse_args(argv)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if args.locomo is None and args.cosqa is None:
+        result, text = harness.run_default(quick=args.quick, out_dir=args.out, log=log)
+    else:
+        result = harness.run(args.locomo, args.cosqa, quick=args.quick, log=log)
+        text = harness.markdown(result)
+        harness.write(args.out, result, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

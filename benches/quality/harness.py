@@ -1,0 +1,151 @@
+"""Run both quality sets and render their tables (shared by `python -m benches` and
+`python -m benches.quality`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benches.quality import cosqa, locomo
+
+SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
+DEFAULT_LOCOMO = SHARED_BENCH / "locomo-dev/locomo-dev.json"
+DEFAULT_COSQA = SHARED_BENCH / "cosqa-dev"
+# The quick (CI) subset: enough to prove every path runs, small enough for seconds.
+QUICK = {"conversations": 1, "questions": 40, "cosqa_queries": 50, "cosqa_pool": 300}
+
+
+class DataMissingError(RuntimeError):
+    """Neither the given nor the default benchmark data is present."""
+
+
+def run(
+    locomo_file: Path | None,
+    cosqa_dir: Path | None,
+    *,
+    quick: bool,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"subset": QUICK if quick else "full"}
+    if locomo_file is not None:
+        log(f"[quality] LoCoMo {locomo_file}")
+        result["locomo"] = locomo.evaluate(
+            locomo_file,
+            max_conversations=QUICK["conversations"] if quick else None,
+            max_questions=QUICK["questions"] if quick else None,
+            log=log,
+        )
+    if cosqa_dir is not None:
+        log(f"[quality] CoSQA {cosqa_dir}")
+        result["cosqa"] = cosqa.evaluate(
+            cosqa_dir,
+            max_queries=QUICK["cosqa_queries"] if quick else None,
+            pool_size=QUICK["cosqa_pool"] if quick else None,
+            log=log,
+        )
+    return result
+
+
+def run_default(
+    *, quick: bool, out_dir: Path, log: Callable[[str], None]
+) -> tuple[dict[str, Any], str]:
+    """Both sets from ../shared/bench; writes quality.json and quality.md into `out_dir`."""
+    locomo_file = DEFAULT_LOCOMO if DEFAULT_LOCOMO.is_file() else None
+    cosqa_dir = DEFAULT_COSQA if (DEFAULT_COSQA / cosqa.QUERY_FILE).is_file() else None
+    if locomo_file is None and cosqa_dir is None:
+        raise DataMissingError(f"no benchmark data under {SHARED_BENCH}")
+    result = run(locomo_file, cosqa_dir, quick=quick, log=log)
+    text = markdown(result)
+    write(out_dir, result, text)
+    return result, text
+
+
+def write(out_dir: Path, result: dict[str, Any], text: str) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "quality.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out_dir / "quality.md").write_text(text)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["## Retrieval quality", ""]
+    if result.get("subset") != "full":
+        lines += [f"Quick subset: {result['subset']} (not comparable with published numbers).", ""]
+    if "locomo" in result:
+        lines += _locomo_md(result["locomo"])
+    if "cosqa" in result:
+        lines += _cosqa_md(result["cosqa"])
+    return "\n".join(lines) + "\n"
+
+
+def _locomo_md(data: dict[str, Any]) -> list[str]:
+    lines = [
+        f"### LoCoMo ({', '.join(data['conversations'])}; {data['questions']} questions; "
+        f"vectors: {data['vectors']})",
+        "",
+        "Turn-level recall@k (% of a question's evidence turns in the top k) and NDCG@10.",
+        f"Evidence normalised; dropped: {data['dropped']}.",
+        "",
+    ]
+    for bucket, title in (("all", "all categories"), ("all_but_5", "without category 5")):
+        lines += [
+            f"**{title}**",
+            "",
+            "| retriever | n | R@1 | R@5 | R@10 | R@25 | NDCG@10 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for name, buckets in data["retrievers"].items():
+            s = buckets.get(bucket, {})
+            lines.append(
+                f"| {name} | {s.get('n', 0)} | {_pct(s.get('R@1'))} | {_pct(s.get('R@5'))} | "
+                f"{_pct(s.get('R@10'))} | {_pct(s.get('R@25'))} | {_pct(s.get('NDCG@10'))} |"
+            )
+        if bucket == "all":
+            d = data["dragon"]
+            lines.append(
+                f"| DRAGON (LoCoMo paper, 10 conversations) | — | — | {d['R@5']} | {d['R@10']} | "
+                f"{d['R@25']} | — |"
+            )
+        lines.append("")
+    categories = sorted({b for v in data["retrievers"].values() for b in v if b.startswith("cat")})
+    header = " | ".join(
+        f"{locomo.CATEGORIES.get(int(c[3:]), c)} (n={_n(data, c)})" for c in categories
+    )
+    lines += [
+        "**R@10 per category**",
+        "",
+        f"| retriever | {header} |",
+        "|---" * (len(categories) + 1) + "|",
+    ]
+    for name, buckets in data["retrievers"].items():
+        cells = " | ".join(_pct(buckets.get(c, {}).get("R@10")) for c in categories)
+        lines.append(f"| {name} | {cells} |")
+    return [*lines, ""]
+
+
+def _n(data: dict[str, Any], bucket: str) -> int:
+    first = next(iter(data["retrievers"].values()))
+    return int(first.get(bucket, {}).get("n", 0))
+
+
+def _cosqa_md(data: dict[str, Any]) -> list[str]:
+    lines = [
+        f"### CoSQA ({data['queries']} queries over {data['functions']:,} functions stored as "
+        f"memories; vectors: {data['vectors']})",
+        "",
+        f"MRR over the top {data['mrr_depth']} (search_memories: its 20); recall@k = hit rate.",
+        "",
+        "| retriever | MRR | R@1 | R@5 | R@10 |",
+        "|---|---|---|---|---|",
+    ]
+    for name, s in data["retrievers"].items():
+        lines.append(
+            f"| {name} | {_pct(s.get('MRR'))} | {_pct(s.get('R@1'))} | {_pct(s.get('R@5'))} | "
+            f"{_pct(s.get('R@10'))} |"
+        )
+    return [*lines, ""]

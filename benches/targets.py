@@ -1,0 +1,149 @@
+"""The performance budget of DESIGN section 9, as data.
+
+A `Row` is one line of that table: what is measured, its targets and the peers DESIGN
+quotes. Records point at a row by key; the report checks the targets and lists the rows that
+no bench measured yet. Keep this in step with DESIGN.md when the table changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the DESIGN section 9 budget."""
+
+    key: str
+    operation: str
+    unit: str
+    # Statistic name ("p50", "p99" or "value") -> bound. Latencies, sizes and times must be
+    # at most the bound; rates (higher_is_better) at least.
+    targets: dict[str, float]
+    higher_is_better: bool = False
+    design_peers: str = "—"
+    # Which bench module will measure it, for the "not measured yet" line.
+    pending_on: str = ""
+
+
+ROWS: tuple[Row, ...] = (
+    Row(
+        "store",
+        "store_memory in the core (vector given), durable, immediately searchable",
+        "ms",
+        {"p50": 0.3, "p99": 3.0},
+        design_peers="LanceDB insert 2.1 ms; chroma add 7.9 ms; mem0+qdrant 2.9 ms; "
+        "sqlite WAL row 0.007 ms",
+    ),
+    Row(
+        "search_vector",
+        "search, k=10 (vector given)",
+        "ms",
+        {"p50": 0.5},
+        design_peers="usearch 0.60 ms; chroma 1.09 ms; LanceDB HNSW 1.76 ms; numpy exact 4.1 ms",
+    ),
+    Row(
+        "search_vector_recall",
+        "search recall@10 vs exact, real embeddings",
+        "recall",
+        {"value": 0.95},
+        higher_is_better=True,
+    ),
+    Row(
+        "search_text",
+        "search_text (BM25), k=10",
+        "ms",
+        {"p50": 0.2},
+        design_peers="tantivy-py 0.09 ms; LanceDB FTS 1.52 ms; bm25s 2.28 ms",
+    ),
+    Row(
+        "recall",
+        "recall (hybrid + PPR), vector given",
+        "ms",
+        {"p50": 3.0, "p99": 15.0},
+        design_peers="LanceDB hybrid (no graph) 2.77 ms",
+    ),
+    Row(
+        "ppr",
+        "PPR alone, 50k entities / 150k relations",
+        "ms",
+        {"p50": 1.0},
+        design_peers="igraph prpack 16.3 ms",
+        pending_on="bench_graph.py",
+    ),
+    Row(
+        "query_embedding",
+        "query embedding (minilm, short)",
+        "ms",
+        {"p50": 4.0},
+        design_peers="onnxruntime direct ≈ 2 ms",
+        pending_on="bench_embeddings.py (memcore.embeddings)",
+    ),
+    Row(
+        "query_embedding_cache_hit",
+        "query embedding, cache hit",
+        "ms",
+        {"p50": 0.05},
+        pending_on="bench_embeddings.py (memcore.embeddings)",
+    ),
+    Row(
+        "mcp_store",
+        "MCP over stdio: store_memory incl. embedding",
+        "ms",
+        {"p50": 10.0},
+        design_peers="mem0+qdrant search 68 ms",
+        pending_on="bench_mcp.py (memcore.mcp)",
+    ),
+    Row(
+        "mcp_recall",
+        "MCP over stdio: recall incl. embedding",
+        "ms",
+        {"p50": 15.0},
+        pending_on="bench_mcp.py (memcore.mcp)",
+    ),
+    Row(
+        "cold_start",
+        "cold start to answering tools/list",
+        "s",
+        {"value": 0.7},
+        design_peers="seed asks ≤ 1 s",
+        pending_on="bench_mcp.py (memcore.mcp)",
+    ),
+    Row("reopen", "reopen a store (to first answered query)", "s", {"p50": 2.0}),
+    Row(
+        "ingest_durable",
+        "ingest, vectors given, durable (store_memories batches)",
+        "memories/s",
+        {"value": 20_000.0},
+        higher_is_better=True,
+    ),
+    Row(
+        "ingest_searchable",
+        "ingest, vectors given, until HNSW holds everything (flush, 0 pending)",
+        "memories/s",
+        {"value": 2_000.0},
+        higher_is_better=True,
+        design_peers="usearch single-thread build ≈ 1,050/s at 100k",
+    ),
+    Row(
+        "index_project",
+        "index_project, 1,000 source files incl. embeddings",
+        "s",
+        {"value": 60.0},
+        design_peers="seed asks 100 files in 5 min",
+        pending_on="bench_index_project.py (code indexing)",
+    ),
+    Row(
+        "rss",
+        "resident memory, store open and searched",
+        "MB",
+        {"value": 400.0},
+        design_peers="usearch index file 161 MB; chroma 273 MB on disk",
+    ),
+)
+
+BY_KEY: dict[str, Row] = {row.key: row for row in ROWS}
+
+# DESIGN states these rows at 100k memories; at other scales they are reported against the
+# same bound for orientation, and the README table marks the 100k line as the verdict.
+BUDGET_SCALE = 100_000

@@ -205,3 +205,34 @@ fn rebuild_gives_the_same_results_as_incremental() {
     assert!(report.vectors_rebuilt);
     assert_eq!(engine.search_vector(&q, &vector(5)).unwrap(), before_vec);
 }
+
+/// Store-then-search while the background indexer moves vectors from the
+/// pending buffer into the HNSW graph: every stored vector must be its own
+/// top hit, whichever side of the move the search lands on. Needs more
+/// admissible documents than the exact-search cut-off, so the graph walk runs.
+#[test]
+fn store_then_search_never_misses_during_indexing() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let base: Vec<NewMemory> = (0..memcore::vector::EXACT_MAX as u64 + 500)
+        .map(|i| NewMemory {
+            embedding: Some(vector(1_000_000 + i)),
+            ..NewMemory::text(format!("background memory {i}"))
+        })
+        .collect();
+    engine.store_memories(base).unwrap();
+    engine.flush().unwrap();
+    let q = SearchQuery::memories("default", 1);
+    let mut missed = Vec::new();
+    for i in 0..1500u64 {
+        let id = store(&engine, &format!("fresh memory {i}"), i);
+        let hits = engine.search_vector(&q, &vector(i)).unwrap();
+        if top_id(&engine, &hits).as_deref() != Some(id.as_str()) {
+            missed.push(i);
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "not found right after storing: {missed:?}"
+    );
+}

@@ -214,6 +214,18 @@ impl Hnsw {
         matches!(self.index.read().get(key, out), Ok(n) if n > 0)
     }
 
+    /// Append `(key, cosine to query)` for every key of `keys` in the graph,
+    /// under a single read lock (the exact-search path scores thousands).
+    pub fn score_keys(&self, keys: &[u64], query: &[f32], out: &mut Vec<(u64, f32)>) {
+        let index = self.index.read();
+        let mut buf = vec![0.0f32; self.dim];
+        for &key in keys {
+            if matches!(index.get(key, &mut buf), Ok(n) if n > 0) {
+                out.push((key, super::dot(query, &buf)));
+            }
+        }
+    }
+
     /// Save atomically, recording that everything up to `seq` is covered.
     pub fn save(&self, seq: i64) -> Result<()> {
         let path = self.dir.join(INDEX_FILE);

@@ -110,6 +110,11 @@ impl VectorIndex {
     /// exactly, so selective filters still return `k` results; otherwise the
     /// graph walk applies the filter at every step and the pending buffer is
     /// scanned beside it.
+    ///
+    /// The pending buffer stays read-locked for the whole search: the indexer
+    /// removes a vector from it only after adding it to the graph, and only
+    /// under the write lock, so every vector is in the graph or in the buffer
+    /// as this search sees them (never in neither).
     pub fn search(
         &self,
         query: &[f32],
@@ -121,23 +126,23 @@ impl VectorIndex {
         if admissible == 0 || k == 0 {
             return Ok(Vec::new());
         }
+        let pending = self.pending.read();
         if admissible < EXACT_MAX || admissible.saturating_mul(50) < catalog.len() {
-            return Ok(self.exact(query, k, &catalog.candidates(filter), filter, catalog));
+            let candidates = catalog.candidates(filter);
+            return Ok(self.exact_in(&pending, query, k, &candidates, filter, catalog));
         }
         let mut hits = self
             .hnsw
             .search(query, k, |key| catalog.admits(key, filter))?;
-        {
-            let pending = self.pending.read();
-            for (key, v) in pending.iter() {
-                if catalog.admits(*key, filter) && !hits.iter().any(|(h, _)| h == key) {
-                    hits.push((*key, dot(query, v)));
-                }
+        for (key, v) in pending.iter() {
+            if catalog.admits(*key, filter) && !hits.iter().any(|(h, _)| h == key) {
+                hits.push((*key, dot(query, v)));
             }
         }
         if hits.len() < k.min(admissible) {
             // The walk ran out of admitted neighbours (e.g. most are invalid).
-            return Ok(self.exact(query, k, &catalog.candidates(filter), filter, catalog));
+            let candidates = catalog.candidates(filter);
+            return Ok(self.exact_in(&pending, query, k, &candidates, filter, catalog));
         }
         Ok(top_k(hits, k))
     }
@@ -151,20 +156,33 @@ impl VectorIndex {
         filter: &Filter,
         catalog: &Catalog,
     ) -> Vec<(u64, f32)> {
-        let pending = self.pending.read();
-        let mut buf = vec![0.0f32; self.dim()];
+        self.exact_in(&self.pending.read(), query, k, candidates, filter, catalog)
+    }
+
+    /// [`Self::exact`] with the pending buffer already locked by the caller.
+    fn exact_in(
+        &self,
+        pending: &HashMap<u64, SharedVector>,
+        query: &[f32],
+        k: usize,
+        candidates: &[u64],
+        filter: &Filter,
+        catalog: &Catalog,
+    ) -> Vec<(u64, f32)> {
         let mut hits = Vec::with_capacity(candidates.len().min(4096));
-        for &key in candidates {
-            if !catalog.admits(key, filter) {
-                continue;
+        let admitted = candidates
+            .iter()
+            .copied()
+            .filter(|&key| catalog.admits(key, filter));
+        let mut in_graph = Vec::new();
+        for key in admitted {
+            match pending.get(&key) {
+                Some(v) => hits.push((key, dot(query, v))),
+                None => in_graph.push(key),
             }
-            let score = match pending.get(&key) {
-                Some(v) => dot(query, v),
-                None if self.hnsw.get(key, &mut buf) => dot(query, &buf),
-                None => continue, // a text-only document
-            };
-            hits.push((key, score));
         }
+        // One lock of the graph for all of them; text-only documents have no vector.
+        self.hnsw.score_keys(&in_graph, query, &mut hits);
         top_k(hits, k)
     }
 

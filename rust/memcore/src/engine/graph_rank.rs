@@ -9,7 +9,7 @@ use super::Engine;
 use super::search::SearchQuery;
 use crate::catalog::{Catalog, Filter};
 use crate::fusion::Signals;
-use crate::graph::ppr::{PprParams, personalized_pagerank};
+use crate::graph::ppr::{PprParams, best, personalized_pagerank};
 use crate::graph::{Graph, NodeId};
 use crate::kind::{Kind, KindSet};
 use crate::temporal::now_micros;
@@ -59,11 +59,11 @@ impl Engine {
             now: now_micros(),
             ..PprParams::default()
         };
-        let ranking = personalized_pagerank(&graph, &seeds, &params);
-        let mass: HashMap<NodeId, f32> = ranking.iter().copied().collect();
+        let reached = personalized_pagerank(&graph, &seeds, &params);
+        let mass: HashMap<NodeId, f32> = reached.iter().copied().collect();
         let catalog = self.indexes.catalog.read();
         if let Some(filter) = Self::filter(&catalog, query) {
-            for &(node, _) in ranking.iter().take(GRAPH_ENTITIES) {
+            for (node, _) in best(reached, GRAPH_ENTITIES) {
                 for key in entity_documents(&graph, &catalog, &filter, node) {
                     if let Some(meta) = catalog.get(key) {
                         pool.entry(key).or_insert((meta.kind, Signals::default()));

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use super::Engine;
 use super::graph_write::entity_by_name;
 use crate::error::{Error, Result};
-use crate::graph::ppr::{PprParams, personalized_pagerank};
+use crate::graph::ppr::{PprParams, best, personalized_pagerank};
 use crate::graph::traverse::{WalkFilter, related, shortest_path};
 use crate::graph::{Direction, EdgeId, Graph};
 use crate::knowledge::rules::name_key;
@@ -344,9 +344,8 @@ impl Engine {
             now: now_micros(),
             ..PprParams::default()
         };
-        Ok(personalized_pagerank(&graph, &nodes, &params)
+        Ok(best(personalized_pagerank(&graph, &nodes, &params), limit)
             .into_iter()
-            .take(limit)
             .map(|(n, s)| (graph.node(n).name.clone(), s))
             .collect())
     }

@@ -3,6 +3,11 @@
 //! write, local to walk for traversal and Personalized PageRank), and the
 //! links from searchable documents (memories, observations) to entities.
 //! Rebuilt from the store on open; updated by the write path.
+//!
+//! Each node's list holds compact [`Link`]s (neighbour, weight, validity)
+//! rather than edge ids: the walks that dominate recall (PPR touches
+//! thousands of nodes per query) then read one contiguous array per node
+//! instead of chasing every edge into the edge table.
 
 pub mod matcher;
 pub mod ppr;
@@ -56,6 +61,27 @@ impl Edge {
     }
 }
 
+/// One end's view of a live relation: what a walk needs, stored inline.
+#[derive(Debug, Clone, Copy)]
+pub struct Link {
+    pub edge: EdgeId,
+    /// The node at the other end.
+    pub other: NodeId,
+    pub weight: f32,
+    /// Whether the relation points away from this node.
+    pub outgoing: bool,
+    pub valid_from: Timestamp,
+    pub valid_end: Timestamp,
+}
+
+impl Link {
+    /// Whether the relation exists at `instant` (None: at any time).
+    #[inline]
+    pub fn holds_at(&self, instant: Option<Timestamp>) -> bool {
+        instant.is_none_or(|t| self.valid_from <= t && t < self.valid_end)
+    }
+}
+
 /// Which way to follow relations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -87,8 +113,8 @@ pub struct Graph {
     by_name: HashMap<(String, String), NodeId>,
     edges: Vec<Edge>,
     by_relation: HashMap<String, EdgeId>,
-    out_edges: Vec<Vec<EdgeId>>,
-    in_edges: Vec<Vec<EdgeId>>,
+    /// Per node: its live relations, both directions, in insertion order.
+    links: Vec<Vec<Link>>,
     /// Searchable document → entities it is about (memory mentions, an
     /// observation's entity).
     doc_entities: HashMap<u64, Vec<NodeId>>,
@@ -170,8 +196,7 @@ impl Graph {
         // The entity's own document is "about" the entity.
         self.doc_entities.insert(node.doc_key, vec![id]);
         self.nodes.push(node);
-        self.out_edges.push(Vec::new());
-        self.in_edges.push(Vec::new());
+        self.links.push(Vec::new());
         self.mentioned_in.push(Vec::new());
         self.alive_nodes += 1;
         id
@@ -183,11 +208,7 @@ impl Graph {
         if !self.nodes[idx].alive {
             return;
         }
-        let touching: Vec<EdgeId> = self.out_edges[idx]
-            .iter()
-            .chain(&self.in_edges[idx])
-            .copied()
-            .collect();
+        let touching: Vec<EdgeId> = self.links[idx].iter().map(|l| l.edge).collect();
         for e in touching {
             let relation_id = self.edges[e as usize].relation_id.clone();
             self.remove_edge(&relation_id);
@@ -219,8 +240,16 @@ impl Graph {
         }
         let id = self.edges.len() as EdgeId;
         self.by_relation.insert(edge.relation_id.clone(), id);
-        self.out_edges[edge.from as usize].push(id);
-        self.in_edges[edge.to as usize].push(id);
+        let link = |other, outgoing| Link {
+            edge: id,
+            other,
+            weight: edge.weight,
+            outgoing,
+            valid_from: edge.valid_from,
+            valid_end: edge.valid_end,
+        };
+        self.links[edge.from as usize].push(link(edge.to, true));
+        self.links[edge.to as usize].push(link(edge.from, false));
         self.edges.push(edge);
         self.alive_edges += 1;
     }
@@ -233,29 +262,34 @@ impl Graph {
         let edge = &mut self.edges[id as usize];
         edge.alive = false;
         let (from, to) = (edge.from as usize, edge.to as usize);
-        self.out_edges[from].retain(|e| *e != id);
-        self.in_edges[to].retain(|e| *e != id);
+        self.links[from].retain(|l| l.edge != id);
+        self.links[to].retain(|l| l.edge != id);
         self.alive_edges -= 1;
     }
 
-    /// Live edges at a node in a direction, with the node at the other end.
+    /// Live edges at a node in a direction, with the node at the other end
+    /// (outgoing ones first, each side in insertion order).
     pub fn neighbors(
         &self,
         node: NodeId,
         direction: Direction,
     ) -> impl Iterator<Item = (EdgeId, NodeId)> + '_ {
-        let idx = node as usize;
-        let out = matches!(direction, Direction::Out | Direction::Both).then(|| {
-            self.out_edges[idx]
+        let links = &self.links[node as usize];
+        let side = move |outgoing: bool| {
+            links
                 .iter()
-                .map(|&e| (e, self.edges[e as usize].to))
-        });
-        let inn = matches!(direction, Direction::In | Direction::Both).then(|| {
-            self.in_edges[idx]
-                .iter()
-                .map(|&e| (e, self.edges[e as usize].from))
-        });
+                .filter(move |l| l.outgoing == outgoing)
+                .map(|l| (l.edge, l.other))
+        };
+        let out = matches!(direction, Direction::Out | Direction::Both).then(|| side(true));
+        let inn = matches!(direction, Direction::In | Direction::Both).then(|| side(false));
         out.into_iter().flatten().chain(inn.into_iter().flatten())
+    }
+
+    /// A node's live relations, both directions, with weights and validity inline.
+    #[inline]
+    pub fn links(&self, node: NodeId) -> &[Link] {
+        &self.links[node as usize]
     }
 
     /// Link a searchable document to entities (replacing earlier links).

@@ -11,7 +11,10 @@
 //! query would need more pushes than `max_pushes`, power iteration over the
 //! whole graph takes over.
 
-use super::{Direction, Graph, NodeId};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use super::{Graph, Link, NodeId};
 use crate::temporal::{Timestamp, ValidAt};
 
 /// PPR parameters.
@@ -40,8 +43,9 @@ impl Default for PprParams {
     }
 }
 
-/// PPR mass per node (sparse, best first). Seeds are `(node, weight)`;
-/// weights are normalised; non-positive weights are ignored.
+/// PPR mass per node (sparse, in no particular order; [`best`] ranks it).
+/// Seeds are `(node, weight)`; weights are normalised; non-positive weights
+/// are ignored.
 pub fn personalized_pagerank(
     graph: &Graph,
     seeds: &[(NodeId, f32)],
@@ -51,16 +55,31 @@ pub fn personalized_pagerank(
     if reset.is_empty() {
         return Vec::new();
     }
-    let scores = forward_push(graph, &reset, params)
-        .unwrap_or_else(|| power_iteration(graph, &reset, params));
-    let mut out: Vec<(NodeId, f32)> = scores
-        .into_iter()
-        .enumerate()
-        .filter(|(_, s)| *s > 0.0)
-        .map(|(i, s)| (i as NodeId, s))
-        .collect();
-    out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    out
+    let walk = Walk {
+        graph,
+        reset: &reset,
+        alpha: params.teleport,
+        epsilon: params.epsilon,
+        instant: params.valid.instant(params.now),
+    };
+    SCRATCH.with_borrow_mut(|scratch| {
+        walk.forward_push(scratch, params.max_pushes)
+            .unwrap_or_else(|| walk.power_iteration())
+    })
+}
+
+/// The `k` highest-mass nodes of `scores`, best first (ties by node id).
+pub fn best(mut scores: Vec<(NodeId, f32)>, k: usize) -> Vec<(NodeId, f32)> {
+    let order = |a: &(NodeId, f32), b: &(NodeId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return Vec::new();
+    }
+    if scores.len() > k {
+        scores.select_nth_unstable_by(k - 1, order);
+        scores.truncate(k);
+    }
+    scores.sort_unstable_by(order);
+    scores
 }
 
 fn normalise(seeds: &[(NodeId, f32)]) -> Vec<(NodeId, f32)> {
@@ -75,131 +94,188 @@ fn normalise(seeds: &[(NodeId, f32)]) -> Vec<(NodeId, f32)> {
         .collect()
 }
 
-/// Sum of the weights of a node's live relations, both directions.
-fn weighted_degree(graph: &Graph, node: NodeId, params: &PprParams) -> f32 {
-    graph
-        .neighbors(node, Direction::Both)
-        .filter(|&(e, _)| graph.edge(e).holds(params.valid, params.now))
-        .map(|(e, _)| graph.edge(e).weight)
-        .sum()
+/// Per-thread buffers sized to the graph, reused across queries: a query
+/// touches a few thousand nodes of a graph that may hold millions, so only
+/// the touched entries are reset afterwards (no allocation, no O(n) clear).
+#[derive(Default)]
+struct Scratch {
+    estimate: Vec<f32>,
+    residual: Vec<f32>,
+    /// Weighted degree of a touched node; negative = not touched yet.
+    degree: Vec<f32>,
+    queued: Vec<bool>,
+    touched: Vec<NodeId>,
+    queue: VecDeque<NodeId>,
 }
 
-/// Spread `mass` from `node` over its live relations into `into`; returns
-/// false when the node is dangling.
-fn spread(graph: &Graph, node: NodeId, mass: f32, params: &PprParams, into: &mut [f32]) -> bool {
-    let degree = weighted_degree(graph, node, params);
-    if degree <= 0.0 {
-        return false;
-    }
-    for (e, other) in graph.neighbors(node, Direction::Both) {
-        let edge = graph.edge(e);
-        if edge.holds(params.valid, params.now) {
-            into[other as usize] += mass * edge.weight / degree;
-        }
-    }
-    true
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-fn forward_push(graph: &Graph, reset: &[(NodeId, f32)], params: &PprParams) -> Option<Vec<f32>> {
-    let n = graph.capacity();
-    let alpha = params.teleport;
-    let mut estimate = vec![0.0f32; n];
-    let mut residual = vec![0.0f32; n];
-    let mut queued = vec![false; n];
-    // Weighted degrees, computed once per touched node (negative = unknown).
-    let mut degrees = vec![-1.0f32; n];
-    let mut degree = |node: NodeId| {
-        let d = &mut degrees[node as usize];
-        if *d < 0.0 {
-            *d = weighted_degree(graph, node, params);
-        }
-        *d
-    };
-    let mut queue: Vec<NodeId> = Vec::new();
-    for &(node, w) in reset {
-        residual[node as usize] += w;
-        if !queued[node as usize] {
-            queued[node as usize] = true;
-            queue.push(node);
+impl Scratch {
+    fn prepare(&mut self, n: usize) {
+        if self.degree.len() < n {
+            self.estimate.resize(n, 0.0);
+            self.residual.resize(n, 0.0);
+            self.degree.resize(n, -1.0);
+            self.queued.resize(n, false);
         }
     }
-    let mut pushes = 0usize;
-    let mut wake: Vec<NodeId> = Vec::new();
-    while let Some(node) = queue.pop() {
-        let idx = node as usize;
-        queued[idx] = false;
-        let mass = residual[idx];
-        let node_degree = degree(node);
-        if mass <= params.epsilon * node_degree.max(1.0) {
-            continue;
-        }
-        pushes += 1;
-        if pushes > params.max_pushes {
-            return None;
-        }
-        residual[idx] = 0.0;
-        estimate[idx] += alpha * mass;
-        let moving = (1.0 - alpha) * mass;
-        wake.clear();
-        if node_degree > 0.0 {
-            for (e, other) in graph.neighbors(node, Direction::Both) {
-                let edge = graph.edge(e);
-                if edge.holds(params.valid, params.now) {
-                    residual[other as usize] += moving * edge.weight / node_degree;
-                    wake.push(other);
-                }
+
+    /// Collect the touched nodes' mass and reset their entries.
+    fn drain(&mut self) -> Vec<(NodeId, f32)> {
+        let mut out = Vec::with_capacity(self.touched.len());
+        for &node in &self.touched {
+            let i = node as usize;
+            let mass = self.estimate[i] + self.residual[i];
+            if mass > 0.0 {
+                out.push((node, mass));
             }
-        } else {
-            for &(seed, w) in reset {
-                residual[seed as usize] += moving * w;
-                wake.push(seed);
-            }
+            self.estimate[i] = 0.0;
+            self.residual[i] = 0.0;
+            self.degree[i] = -1.0;
+            self.queued[i] = false;
         }
-        for &other in &wake {
-            let o = other as usize;
-            if !queued[o] && residual[o] > params.epsilon * degree(other).max(1.0) {
-                queued[o] = true;
-                queue.push(other);
-            }
-        }
+        self.touched.clear();
+        self.queue.clear();
+        out
     }
-    // What is still unpushed stays where it is: each residual is below
-    // ε·degree, and the total mass is then exactly 1.
-    for (e, r) in estimate.iter_mut().zip(&residual) {
-        *e += r;
-    }
-    Some(estimate)
 }
 
-fn power_iteration(graph: &Graph, reset: &[(NodeId, f32)], params: &PprParams) -> Vec<f32> {
-    let n = graph.capacity();
-    let alpha = params.teleport;
-    let mut x = vec![0.0f32; n];
-    for &(node, w) in reset {
-        x[node as usize] += w;
+/// One PPR computation: the graph, the normalised reset vector, and the
+/// instant at which relations must hold.
+struct Walk<'a> {
+    graph: &'a Graph,
+    reset: &'a [(NodeId, f32)],
+    alpha: f32,
+    epsilon: f32,
+    instant: Option<Timestamp>,
+}
+
+impl Walk<'_> {
+    fn live_links(&self, node: NodeId) -> impl Iterator<Item = &Link> + '_ {
+        let instant = self.instant;
+        self.graph
+            .links(node)
+            .iter()
+            .filter(move |l| l.holds_at(instant))
     }
-    // f32 sums stop improving around 1e-7 of the total mass.
-    for _ in 0..100 {
-        let mut next = vec![0.0f32; n];
-        let mut dangling = 0.0f32;
-        for (u, &mass) in x.iter().enumerate() {
-            if mass == 0.0 {
+
+    /// Sum of the weights of a node's live relations, both directions.
+    fn weighted_degree(&self, node: NodeId) -> f32 {
+        self.live_links(node).map(|l| l.weight).sum()
+    }
+
+    /// Forward push (FIFO, which needs far fewer pushes than LIFO on graphs
+    /// with hubs). None when it would exceed `max_pushes`.
+    fn forward_push(&self, s: &mut Scratch, max_pushes: usize) -> Option<Vec<(NodeId, f32)>> {
+        s.prepare(self.graph.capacity());
+        // Degree of a node, computed (and the node marked touched) on first sight.
+        let degree = |s: &mut Scratch, node: NodeId| {
+            let d = s.degree[node as usize];
+            if d >= 0.0 {
+                return d;
+            }
+            let d = self.weighted_degree(node);
+            s.degree[node as usize] = d;
+            s.touched.push(node);
+            d
+        };
+        let threshold = |d: f32| self.epsilon * d.max(1.0);
+        for &(node, w) in self.reset {
+            degree(s, node);
+            s.residual[node as usize] += w;
+            if !s.queued[node as usize] {
+                s.queued[node as usize] = true;
+                s.queue.push_back(node);
+            }
+        }
+        let mut pushes = 0usize;
+        while let Some(node) = s.queue.pop_front() {
+            let idx = node as usize;
+            s.queued[idx] = false;
+            let mass = s.residual[idx];
+            let node_degree = s.degree[idx];
+            if mass <= threshold(node_degree) {
                 continue;
             }
-            if !spread(graph, u as NodeId, (1.0 - alpha) * mass, params, &mut next) {
-                dangling += (1.0 - alpha) * mass;
+            pushes += 1;
+            if pushes > max_pushes {
+                s.drain();
+                return None;
+            }
+            s.residual[idx] = 0.0;
+            s.estimate[idx] += self.alpha * mass;
+            let moving = (1.0 - self.alpha) * mass;
+            let wake = |s: &mut Scratch, other: NodeId, share: f32| {
+                let d = degree(s, other);
+                let o = other as usize;
+                s.residual[o] += share;
+                if !s.queued[o] && s.residual[o] > threshold(d) {
+                    s.queued[o] = true;
+                    s.queue.push_back(other);
+                }
+            };
+            if node_degree > 0.0 {
+                let per_weight = moving / node_degree;
+                for link in self.live_links(node) {
+                    wake(s, link.other, per_weight * link.weight);
+                }
+            } else {
+                // Dangling: the mass goes back to the seeds.
+                for &(seed, w) in self.reset {
+                    wake(s, seed, moving * w);
+                }
             }
         }
-        for &(node, w) in reset {
-            next[node as usize] += alpha * w + dangling * w;
-        }
-        let change: f32 = next.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
-        x = next;
-        if change < 1e-6 {
-            break;
-        }
+        // What is still unpushed stays where it is (each residual is below
+        // ε·degree), so the total mass is exactly 1.
+        Some(s.drain())
     }
-    x
+
+    /// Power iteration over the whole graph: the fallback when a push would
+    /// spread too far to stay cheap.
+    fn power_iteration(&self) -> Vec<(NodeId, f32)> {
+        let n = self.graph.capacity();
+        let degrees: Vec<f32> = (0..n as NodeId).map(|u| self.weighted_degree(u)).collect();
+        let mut x = vec![0.0f32; n];
+        for &(node, w) in self.reset {
+            x[node as usize] += w;
+        }
+        let mut next = vec![0.0f32; n];
+        // f32 sums stop improving around 1e-7 of the total mass.
+        for _ in 0..100 {
+            next.fill(0.0);
+            let mut dangling = 0.0f32;
+            for (u, &mass) in x.iter().enumerate() {
+                if mass == 0.0 {
+                    continue;
+                }
+                let moving = (1.0 - self.alpha) * mass;
+                if degrees[u] <= 0.0 {
+                    dangling += moving;
+                    continue;
+                }
+                let per_weight = moving / degrees[u];
+                for link in self.live_links(u as NodeId) {
+                    next[link.other as usize] += per_weight * link.weight;
+                }
+            }
+            for &(node, w) in self.reset {
+                next[node as usize] += self.alpha * w + dangling * w;
+            }
+            let change: f32 = next.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
+            std::mem::swap(&mut x, &mut next);
+            if change < 1e-6 {
+                break;
+            }
+        }
+        x.into_iter()
+            .enumerate()
+            .filter(|(_, mass)| *mass > 0.0)
+            .map(|(i, mass)| (i as NodeId, mass))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -219,7 +295,7 @@ mod tests {
         // A path 0-1-2-3.
         let g = graph(4, &[(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)]);
         let params = exact(&PprParams::default());
-        let scores = personalized_pagerank(&g, &[(0, 1.0)], &params);
+        let scores = best(personalized_pagerank(&g, &[(0, 1.0)], &params), 10);
         let total: f32 = scores.iter().map(|s| s.1).sum();
         assert!((total - 1.0).abs() < 1e-4, "{total}");
         let by_node: Vec<f32> = (0..4)
@@ -228,22 +304,85 @@ mod tests {
         assert!(by_node[0] > by_node[1] && by_node[1] > by_node[2] && by_node[2] > by_node[3]);
     }
 
+    /// Dense scores of one walk, by push (`max_pushes` large) or by power iteration.
+    fn dense(g: &Graph, seeds: &[(NodeId, f32)], by_push: bool) -> Vec<f32> {
+        let reset = normalise(seeds);
+        let walk = Walk {
+            graph: g,
+            reset: &reset,
+            alpha: 0.5,
+            epsilon: 1e-9,
+            instant: None,
+        };
+        let sparse = if by_push {
+            walk.forward_push(&mut Scratch::default(), usize::MAX)
+                .unwrap()
+        } else {
+            walk.power_iteration()
+        };
+        let mut out = vec![0.0; g.capacity()];
+        for (n, m) in sparse {
+            out[n as usize] = m;
+        }
+        out
+    }
+
     #[test]
     fn push_and_power_iteration_agree() {
         let edges: Vec<(u32, u32, f32)> = (0..40u32)
             .map(|i| (i, (i * 7 + 3) % 40, 0.2 + (i % 5) as f32 * 0.2))
             .collect();
         let g = graph(41, &edges); // node 40 is isolated (dangling)
-        let params = exact(&PprParams::default());
         let seeds = [(0, 2.0), (40, 1.0)];
-        let push = forward_push(&g, &normalise(&seeds), &params).unwrap();
-        let power = power_iteration(&g, &normalise(&seeds), &params);
+        let push = dense(&g, &seeds, true);
+        let power = dense(&g, &seeds, false);
         for (a, b) in push.iter().zip(&power) {
             assert!((a - b).abs() < 1e-4, "{a} vs {b}");
         }
         // The isolated seed (a third of the reset mass) also gets back a third
         // of its own dangling mass: r = 1/3 + r/6, so p = r/2 = 0.2.
         assert!((push[40] - 0.2).abs() < 1e-4, "{}", push[40]);
+    }
+
+    #[test]
+    fn too_many_pushes_fall_back_to_power_iteration_and_scratch_stays_clean() {
+        let edges: Vec<(u32, u32, f32)> =
+            (0..200u32).map(|i| (i, (i * 13 + 5) % 200, 1.0)).collect();
+        let g = graph(200, &edges);
+        let precise = PprParams {
+            epsilon: 1e-9,
+            ..PprParams::default()
+        };
+        let full = personalized_pagerank(&g, &[(3, 1.0)], &precise);
+        let capped = personalized_pagerank(
+            &g,
+            &[(3, 1.0)],
+            &PprParams {
+                max_pushes: 5,
+                ..precise
+            },
+        );
+        let as_dense = |sparse: Vec<(NodeId, f32)>| {
+            let mut out = vec![0.0f32; 200];
+            for (n, m) in sparse {
+                out[n as usize] = m;
+            }
+            out
+        };
+        let (a, b) = (as_dense(full.clone()), as_dense(capped));
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-4, "{x} vs {y}");
+        }
+        // The aborted push left nothing behind in the thread's buffers.
+        let again = personalized_pagerank(&g, &[(3, 1.0)], &precise);
+        assert_eq!(best(again, 200), best(full, 200));
+    }
+
+    #[test]
+    fn best_ranks_and_truncates() {
+        let scores = vec![(4, 0.1), (2, 0.5), (9, 0.5), (1, 0.2)];
+        assert_eq!(best(scores.clone(), 2), vec![(2, 0.5), (9, 0.5)]);
+        assert_eq!(best(scores, 10).len(), 4);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! to the very next search without rewriting any index document, and a
 //! retired key still sitting in an index is never returned.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use parking_lot::RwLock;
 

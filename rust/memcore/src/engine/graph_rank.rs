@@ -3,7 +3,7 @@
 //! documents inherit the mass of the entities they are about, and documents
 //! about the most central entities join the candidate pool.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Engine;
 use super::search::SearchQuery;

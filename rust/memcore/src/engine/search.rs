@@ -1,7 +1,7 @@
 //! The read path: vector search, BM25 search and hybrid recall, each
 //! filtered through the catalog inside the index traversal.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Engine;
 use super::graph_rank::Pool;
@@ -201,7 +201,7 @@ impl Engine {
             None => None,
         };
         let size = RECALL_POOL.max(query.limit);
-        let mut pool: Pool = HashMap::new();
+        let mut pool: Pool = HashMap::default();
         if let Some(q) = &q {
             for h in self.vector_hits(query, q, size)? {
                 pool.entry(h.key)

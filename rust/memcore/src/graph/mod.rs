@@ -13,7 +13,7 @@ pub mod matcher;
 pub mod ppr;
 pub mod traverse;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::temporal::{Timestamp, ValidAt};
 use matcher::NameMatcher;

@@ -10,10 +10,11 @@ pub mod analyzer;
 mod pending;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::path::Path;
 
 use parking_lot::{Mutex, RwLock};
+use rustc_hash::FxHashMap as HashMap;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -358,7 +359,7 @@ fn search_pending(
     }
     let total_docs = committed_docs + pending.len() as u64;
     let avg_len = (committed_tokens + pending.total_tokens()) as f32 / total_docs.max(1) as f32;
-    let mut scores: HashMap<u64, (f32, usize)> = HashMap::new();
+    let mut scores: HashMap<u64, (f32, usize)> = HashMap::default();
     for t in terms {
         let committed_df = searcher
             .doc_freq(&Term::from_field_text(body, t))

@@ -4,7 +4,7 @@
 //! Keys are op-log seqs and arrive in increasing order, so each posting list
 //! is sorted and a commit covering seq `s` drains exactly the keys `<= s`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// One pending document: its term frequencies and its length in tokens.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ impl PendingText {
     pub fn insert(&mut self, key: u64, terms: Vec<String>) {
         self.remove(key);
         let len = terms.len() as u32;
-        let mut freqs: HashMap<String, u32> = HashMap::new();
+        let mut freqs: HashMap<String, u32> = HashMap::default();
         for t in terms {
             *freqs.entry(t).or_default() += 1;
         }

@@ -5,7 +5,7 @@
 mod exact;
 mod hnsw;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ impl VectorIndex {
         let (hnsw, seq) = Hnsw::open(dir, dim, params)?;
         let index = VectorIndex {
             hnsw,
-            pending: RwLock::new(HashMap::new()),
+            pending: RwLock::new(HashMap::default()),
         };
         Ok((index, seq))
     }

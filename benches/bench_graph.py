@@ -42,6 +42,9 @@ TELEPORT = 0.5
 BATCH = 10_000  # entities, relations or memories per native call
 TOPICS = 1_000  # vector clusters, so HNSW sees structure rather than Gaussian noise
 PPR_TOLERANCE = 1e-3
+# The engine's push precision (graph_read.rs): forward push guarantees |error(v)| ≤ ε·degree(v),
+# so a hub's mass may be off by more than PPR_TOLERANCE while every other node is within it.
+PPR_EPSILON = 1e-5
 WORDS = [
     "deploy",
     "review",
@@ -227,22 +230,48 @@ def bench_ppr(
         scale=plan.memories,
         note=f"{size}; prpack, whole-graph vector, same seeds",
     )
-    error = max(_ppr_error(engine, graph, names, s) for s in seeds[:20])
-    ok = error < PPR_TOLERANCE
-    mine.note += f"; igraph/memcore p50 = {peer.p50 / mine.p50:.1f}x; max |Δ| {error:.1e}"
+    checks = [_ppr_check(engine, graph, names, s) for s in seeds[:20]]
+    worst = max(c.worst_bound_ratio for c in checks)
+    ok = worst <= 1.0
+    mine.note += (
+        f"; igraph/memcore p50 = {peer.p50 / mine.p50:.1f}x; max |Δ| "
+        f"{max(c.max_abs for c in checks):.1e}; top-10 agreement "
+        f"{sum(c.top10_overlap for c in checks) / len(checks):.0%}"
+    )
     if not ok:
-        notes.append(f"PPR check FAILED: max abs difference to PRPACK {error:.2e}")
+        notes.append(
+            f"PPR check FAILED: an error exceeds max({PPR_TOLERANCE}, ε·degree) by {worst:.2f}x"
+        )
     return [mine, peer], ok
 
 
-def _ppr_error(engine: Any, graph: Any, names: list[str], seed: int) -> float:
-    """Largest difference to PRPACK over the entities memcore returns (its top 100)."""
-    exact = graph.personalized_pagerank(
-        reset_vertices=seed, damping=1 - TELEPORT, weights="weight", directed=False
+@dataclass(frozen=True)
+class PprCheck:
+    max_abs: float
+    worst_bound_ratio: float  # max over nodes of |Δ| / max(tolerance, ε·degree); ≤ 1 passes
+    top10_overlap: float
+
+
+def _ppr_check(engine: Any, graph: Any, names: list[str], seed: int) -> PprCheck:
+    """memcore's top 100 against PRPACK: the largest difference, the worst ratio to the push's
+    guarantee (tolerance, or ε·degree at hubs), and how many of the exact top 10 it returns."""
+    exact = np.asarray(
+        graph.personalized_pagerank(
+            reset_vertices=seed, damping=1 - TELEPORT, weights="weight", directed=False
+        )
     )
+    degree = np.asarray(graph.strength(weights="weight"))
     index = {name: i for i, name in enumerate(names)}
     got = engine.personalized_pagerank(NS, [(names[seed], 1.0)], limit=100)
-    return max(abs(score - exact[index[name]]) for name, score in got)
+    nodes = np.array([index[name] for name, _ in got])
+    diff = np.abs(np.array([score for _, score in got]) - exact[nodes])
+    bound = np.maximum(PPR_TOLERANCE, PPR_EPSILON * degree[nodes])
+    top10 = set(np.argsort(-exact)[:10].tolist())
+    return PprCheck(
+        max_abs=float(diff.max()),
+        worst_bound_ratio=float((diff / bound).max()),
+        top10_overlap=len(top10 & set(nodes[:10].tolist())) / 10,
+    )
 
 
 # -- recall -----------------------------------------------------------------------------------

@@ -85,7 +85,8 @@ def test_unknown_model_name_lists_the_valid_ones() -> None:
 
 def test_model_dir_specs_follow_their_config() -> None:
     minilm = spec_from_model_dir(require_model(MINILM_DIR))
-    assert (minilm.name, minilm.dim, minilm.pooling) == ("path:all-MiniLM-L6-v2-int8", 384, "mean")
+    # The folder holds the registry's pinned MiniLM files byte for byte: it is "minilm".
+    assert (minilm.name, minilm.dim, minilm.pooling) == ("minilm", 384, "mean")
     assert (minilm.output_name, minilm.max_length, minilm.add_special_tokens) == (
         "last_hidden_state",
         256,
@@ -142,6 +143,23 @@ def test_model_dir_names_missing_files(tmp_path: Path) -> None:
         spec_from_model_dir(tmp_path)
     with pytest.raises(ModelDirError, match="is not a directory"):
         spec_from_model_dir(tmp_path / "absent")
+
+
+def test_a_folder_is_a_registry_model_only_with_its_files_run_its_way(tmp_path: Path) -> None:
+    minilm = require_model(MINILM_DIR)
+    renamed = tmp_path / "any-name"
+    renamed.mkdir()
+    for name in ("model.onnx", "tokenizer.json", "config.json"):
+        (renamed / name).symlink_to(minilm / name)
+    assert expected_identity(model_path=renamed) == ("minilm", 384)
+    config = json.loads((minilm / "config.json").read_text())
+    (renamed / "config.json").unlink()
+    (renamed / "config.json").write_text(json.dumps({**config, "normalize": False}))
+    assert expected_identity(model_path=renamed) == ("path:any-name", 384)
+    (renamed / "config.json").write_text(json.dumps(config))
+    (renamed / "tokenizer.json").unlink()
+    (renamed / "tokenizer.json").write_text((minilm / "tokenizer.json").read_text() + " ")
+    assert expected_identity(model_path=renamed) == ("path:any-name", 384)
 
 
 def test_expected_identity_from_registry_and_directory() -> None:

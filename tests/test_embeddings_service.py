@@ -76,7 +76,8 @@ def test_loading_then_ready_for_a_real_model() -> None:
     service = EmbeddingService(model_path=require_model(MINILM_DIR), autostart=False)
     try:
         assert service.status == "loading"
-        assert (service.model_id, service.dim) == ("path:all-MiniLM-L6-v2-int8", 384)
+        # The shared folder holds the registry's MiniLM files, so it has the registry id.
+        assert (service.model_id, service.dim) == ("minilm", 384)
         with pytest.raises(EmbeddingError, match=r"^Embedding service not ready$"):
             service.embed_query("too early")
         service.start()
@@ -84,7 +85,7 @@ def test_loading_then_ready_for_a_real_model() -> None:
         assert service.wait_ready(READY_TIMEOUT)
         assert service.info() == {
             "status": "ready",
-            "model": "path:all-MiniLM-L6-v2-int8",
+            "model": "minilm",
             "dim": 384,
             "error": None,
         }

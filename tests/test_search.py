@@ -1,5 +1,6 @@
 """Search through the facade: vector, BM25 and hybrid recall, with filters,
-as_of, read-your-writes from many threads, supersede hints and recovery."""
+as_of, read-your-writes from many threads, supersede hints, recovery and index
+maintenance, and a quality sanity check with the real MiniLM model."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import memcore
-from conftest import unit
+from conftest import MINILM_DIR, require_model, unit
 
 
 def test_vector_search_ranks_by_cosine(mem: memcore.Memory) -> None:
@@ -176,3 +177,87 @@ def test_expired_memories_leave_search(mem: memcore.Memory) -> None:
     )
     assert mem.search_text("ephemeral") == []
     assert len(mem.search_text("ephemeral", as_of=past - timedelta(minutes=1))) == 1
+
+
+def test_compact_after_deletes_keeps_the_rest_searchable(mem: memcore.Memory) -> None:
+    ids = [mem.store_memory(f"durable fact cq{i}y", vector=unit(i, 16)).id for i in range(40)]
+    deleted, kept = ids[::2], ids[1::2]
+    for memory_id in deleted:
+        mem.delete_memory(memory_id)
+    report = mem.compact(force=True)
+    assert report.vectors_rebuilt and 0 < report.tombstones_dropped <= len(deleted)
+    health = mem.index_health()
+    assert (health.vectors, health.vector_tombstones, health.documents) == (20, 0, 20)
+    assert health.last_error is None
+    for i, memory_id in enumerate(ids):
+        by_text = [h.memory.id for h in mem.search_text(f"cq{i}y", 50)]
+        by_vector = [h.memory.id for h in mem.search(vector=unit(i, 16), limit=50)]
+        if memory_id in kept:
+            assert by_text[0] == by_vector[0] == memory_id, i
+        else:
+            assert memory_id not in by_text + by_vector, i
+    # Nothing left to reclaim: an unforced compaction leaves the graph alone.
+    assert not mem.compact().vectors_rebuilt
+    assert set(mem.compact().to_dict()) == {"vectors_rebuilt", "tombstones_dropped", "text_merged"}
+
+
+def test_rebuild_indexes_rebuilds_from_the_store(mem: memcore.Memory) -> None:
+    ids = [mem.store_memory(f"rebuilt fact rq{i}y", vector=unit(i, 16)).id for i in range(12)]
+    mem.delete_memory(ids[0])
+    health = mem.rebuild_indexes()
+    assert (health.documents, health.vectors, health.text_documents) == (11, 11, 11)
+    assert (health.vector_tombstones, health.dim) == (0, 16)
+    for i, memory_id in enumerate(ids[1:], start=1):
+        assert [h.memory.id for h in mem.search_text(f"rq{i}y", 1)] == [memory_id]
+        assert [h.memory.id for h in mem.search(vector=unit(i, 16), limit=1)] == [memory_id]
+
+
+def test_a_read_only_instance_cannot_rebuild(data_dir: Path) -> None:
+    with memcore.Memory(data_dir, model=None) as writer:
+        writer.store_memory("a fact", vector=unit(1))
+        with memcore.Memory(data_dir, model=None, read_only=True) as reader:
+            with pytest.raises(memcore.StorageError):
+                reader.rebuild_indexes()
+            assert not reader.compact(force=True).vectors_rebuilt
+
+
+# -- quality sanity check with the real model ------------------------------------------------
+
+FAVOURITE_LANGUAGE = "The user's favourite programming language is TypeScript"
+DISTRACTORS = [
+    "The user lives in Lisbon with two cats",
+    "The user's favourite food is ramen from the place near the station",
+    "The user drinks black coffee without sugar",
+    "The user prefers dark mode in every editor",
+    # Shares "language" with the query: BM25 alone would rank it first.
+    "The user is learning Portuguese as a second language",
+    "The user's favourite band is Radiohead",
+    "The user runs five kilometres every Saturday morning",
+    "The user's laptop is a ThinkPad X1 Carbon",
+    "The user works remotely for a logistics company",
+    "The user's daughter starts school in September",
+    "The user is allergic to peanuts",
+    "The user's favourite season is autumn",
+    "The weekly team meeting is on Tuesdays at 10:00",
+    "The production database runs on PostgreSQL 16",
+    "Deployments go through GitHub Actions and need two approvals",
+    "The user reads science fiction, mostly Ursula K. Le Guin",
+    "The user wants answers short and without emojis",
+    "The user's birthday is on the 14th of March",
+    "The user plays chess online in the evenings",
+    "The user's car is a blue Skoda Octavia",
+]
+
+
+def test_minilm_finds_a_paraphrased_fact_among_distractors(data_dir: Path) -> None:
+    with memcore.Memory(data_dir, model_path=require_model(MINILM_DIR)) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
+        mem.store_memories(DISTRACTORS[:10])
+        target = mem.store_memory(FAVOURITE_LANGUAGE).id
+        mem.store_memories(DISTRACTORS[10:])
+        query = "which coding language does the user like best?"
+        searched = mem.search(query, limit=5)
+        assert searched[0].memory.id == target
+        first, second = (h.scores.vector or 0.0 for h in searched[:2])
+        assert first > second + 0.1  # clearly, not by a rounding error
+        assert mem.recall(query, limit=5)[0].memory.id == target

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from memcore import InvalidParameterError, Memory, MemoryNotFoundError, MemoryRecord
+from memcore._time import iso
+from memcore.mcp.tools import load_registry
+from test_mcp_support.in_process import run_tool
 
 US = timedelta(microseconds=1)
 
@@ -294,6 +297,64 @@ def test_get_valid_at_respects_limit_offset_and_thread(mem: Memory) -> None:
     assert ids(mem.get_valid_at(at, limit=2)) == made[::-1][:2]
     assert ids(mem.get_valid_at(at, limit=2, offset=2)) == made[::-1][2:4]
     assert ids(mem.get_valid_at(at, thread_id="t1")) == [made[5], made[3], made[1]]
+
+
+# -- as_of on every listing ------------------------------------------------------------
+
+
+def superseded_pair(mem: Memory) -> tuple[MemoryRecord, MemoryRecord, datetime]:
+    """An old fact replaced by a new one, and an instant when only the old one held."""
+    old = mem.store_memory("The standup is at 9:00", thread_id="team").created
+    tick()
+    new = mem.store_memory("The standup is at 9:30", thread_id="team").created
+    mem.supersede_memory(old.id, new.id)
+    return old, new, new.valid_from - US
+
+
+@pytest.mark.usefixtures("eastern_local_time")
+def test_get_valid_and_recent_listings_take_as_of_in_every_form(mem: Memory) -> None:
+    m = mem.store_memory("started in 2021", valid_from=START).id
+    for form in as_of_forms(START):
+        assert ids(mem.get_valid(as_of=form)) == [m], form
+        assert ids(mem.list_recent_memories(as_of=form)) == [m], form
+    for form in as_of_forms(START - timedelta(seconds=1)):
+        assert mem.get_valid(as_of=form) == [], form
+        assert mem.list_recent_memories(as_of=form) == [], form
+
+
+def test_listings_as_of_see_what_held_then(mem: Memory) -> None:
+    old, new, before = superseded_pair(mem)
+    assert ids(mem.get_valid()) == ids(mem.list_recent_memories()) == [new.id]
+    assert ids(mem.get_valid(as_of=before)) == [old.id]
+    assert ids(mem.get_valid(as_of=before)) == ids(mem.get_valid_at(before))
+    assert ids(mem.list_recent_memories(as_of=before, thread_id="team")) == [old.id]
+    assert mem.list_recent_memories(as_of=before, thread_id="other") == []
+    assert ids(mem.get_valid(as_of=new.valid_from)) == [new.id]
+    # An instant takes the place of valid_only ("valid now") in the full listing too.
+    assert ids(mem.list_memories(as_of=before, valid_only=True)) == [old.id]
+
+
+def test_listing_as_of_rejects_a_time_it_cannot_read(mem: Memory) -> None:
+    for listing in (mem.get_valid, mem.list_recent_memories, mem.list_memories):
+        with pytest.raises(InvalidParameterError) as caught:
+            listing(as_of="last tuesday")
+        assert caught.value.details == {"field": "as_of"}
+
+
+def test_mcp_listing_tools_pass_as_of(mem: Memory) -> None:
+    old, new, before = superseded_pair(mem)
+    then = {"as_of": iso(before)}
+    for tool in ("get_valid", "list_recent_memories", "list_memories"):
+        schema = load_registry().get(tool)
+        assert schema is not None and "as_of" in schema.input_schema["properties"], tool
+        found = run_tool(mem, tool, then)["memories"]
+        assert [m["id"] for m in found] == [old.id], tool
+    now = run_tool(mem, "get_valid")["memories"]
+    assert [m["id"] for m in now] == [new.id]
+    assert [m["id"] for m in run_tool(mem, "list_recent_memories")["memories"]] == [new.id]
+    # as_of takes the place of valid_only over MCP as in Python.
+    paged = run_tool(mem, "list_memories", {"valid_only": True, **then})["memories"]
+    assert [m["id"] for m in paged] == [old.id]
 
 
 # -- valid_from in the past or the future ---------------------------------------------

@@ -64,7 +64,13 @@ if TYPE_CHECKING:
         SaveResult,
     )
     from memcore.memory import Memory
-    from memcore.records import MemoryRecord, StoreResult, SupersedeResult
+    from memcore.records import (
+        CompactReport,
+        IndexHealth,
+        MemoryRecord,
+        StoreResult,
+        SupersedeResult,
+    )
 
 #: Where each lazily imported name lives.
 _LAZY = {
@@ -84,7 +90,10 @@ _LAZY = {
             "SaveResult",
         ),
         ("memcore.memory", "Memory"),
-        ("memcore.records", "MemoryRecord StoreResult SupersedeResult"),
+        (
+            "memcore.records",
+            "CompactReport IndexHealth MemoryRecord StoreResult SupersedeResult",
+        ),
     )
     for name in names.split()
 }
@@ -108,6 +117,7 @@ __all__ = [
     "CodeHit",
     "Communities",
     "Community",
+    "CompactReport",
     "ContextItem",
     "ContextProcedure",
     "ContextResult",
@@ -124,6 +134,7 @@ __all__ = [
     "EntityView",
     "GraphPage",
     "GraphView",
+    "IndexHealth",
     "IndexProgress",
     "IndexReport",
     "IndexStatus",

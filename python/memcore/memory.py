@@ -22,9 +22,10 @@ from memcore._facade.code import CodeAPI
 from memcore._facade.conversation import ConversationAPI
 from memcore._facade.facts import FactsAPI
 from memcore._facade.graph import GraphAPI
+from memcore._facade.maintenance import MaintenanceAPI
 from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
-from memcore.errors import DimensionMismatchError, EmbeddingError, invalid
+from memcore.errors import invalid
 
 if TYPE_CHECKING:
     from memcore.embeddings import EmbeddingService
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
 
 
-class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI):
+class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
     """Long-term memory for an agent, backed by one data directory.
 
     Args:
@@ -42,9 +43,14 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI):
         project_root: The project for local mode (default: nearest .git/.memcore).
         model: Embedding model name from the registry, or None for a text-only
             store (BM25 and graph only; vectors may still be passed explicitly).
-        model_path: A folder with model.onnx + tokenizer.json + config.json.
-        force_model: On a model mismatch, use the model the store was made with.
-        reset_memory: On a model mismatch, wipe the store and start over.
+        model_path: A folder with model.onnx + tokenizer.json + config.json. One
+            holding a registry model's pinned files byte for byte takes that model's
+            name (the shared MiniLM folder is "minilm").
+        force_model: On a model mismatch, use the model the store was made with: a
+            registry model by name, a folder model from the folder last used with
+            this store (recorded beside it in embedding_model.json).
+        reset_memory: On a model mismatch, wipe every record (memories, graph,
+            conversations, code chunks) and start over with the configured model.
         namespace: Default namespace of every call.
         read_only: Open without the writer lock (another process may write).
         embedder: A custom embedding function, list[str] -> 2-D float32 array.
@@ -172,75 +178,26 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI):
     ) -> EmbeddingService | None:
         if model is None and model_path is None and embedder is None:
             return None
-        from memcore.embeddings import EmbeddingService, expected_identity
+        from memcore._facade.model_guard import ModelGuard
+        from memcore.embeddings import DEFAULT_MODEL, EmbeddingService
 
+        guard = ModelGuard(self._engine)
         if embedder is None:
-            try:
-                identity = expected_identity(model or "minilm", model_path)
-            except EmbeddingError:
-                # An unusable model folder: the service reports why in its
-                # error status, and lexical and graph features keep working.
-                identity = None
-            if identity is not None:
-                model, model_path = self._guard(
-                    identity, model, model_path, force_model, reset_memory
-                )
+            choice = guard.admit(
+                model or DEFAULT_MODEL,
+                model_path,
+                force_model=force_model,
+                reset_memory=reset_memory,
+            )
+            model, model_path = choice.model, choice.model_path
         return EmbeddingService(
-            model or "minilm",
+            model or DEFAULT_MODEL,
             model_path=model_path,
             embedder=embedder,
             cache_size=cache_size,
             batch_size=batch_size,
-            on_ready=None if embedder is None else self._custom_guard(reset_memory),
+            on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
-
-    def _custom_guard(self, reset_memory: bool) -> Callable[[str, int], None]:
-        """The guard for a custom embedder, run once its probe gave the dimension."""
-
-        def check(model_id: str, dim: int) -> None:
-            try:
-                self._engine.check_embedding_identity(model_id, dim)
-            except DimensionMismatchError:
-                if not reset_memory:
-                    raise
-                self._engine.reset_all()
-                self._engine.set_embedding_identity(model_id, dim)
-
-        return check
-
-    def _guard(
-        self,
-        identity: tuple[str, int],
-        model: str | None,
-        model_path: str | os.PathLike[str] | None,
-        force_model: bool,
-        reset_memory: bool,
-    ) -> tuple[str | None, str | os.PathLike[str] | None]:
-        """Apply the dimension/model guard; returns the model to load."""
-        model_id, dim = identity
-        try:
-            self._engine.check_embedding_identity(model_id, dim)
-        except DimensionMismatchError:
-            if reset_memory:
-                self._engine.reset_all()
-                self._engine.set_embedding_identity(model_id, dim)
-            elif force_model:
-                return self._stored_model(), None
-            else:
-                raise
-        return model, model_path
-
-    def _stored_model(self) -> str:
-        identity = self._engine.embedding_identity()
-        stored = identity[0] if identity else None
-        from memcore.embeddings import REGISTRY
-
-        if stored not in REGISTRY:
-            raise DimensionMismatchError(
-                f"force_model cannot select the stored model {stored!r}: it is not in the "
-                "registry. Pass model_path pointing at that model, or use reset_memory."
-            )
-        return str(stored)
 
 
 def _iso_micros(value: str | None) -> str | None:

@@ -171,3 +171,60 @@ class SearchHit(Record):
             "scores": self.scores.to_dict(),
             "relevance_score": self.relevance_score,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class CompactReport(Record):
+    """What `Memory.compact` did to the derived search indexes."""
+
+    vectors_rebuilt: bool
+    """Whether the HNSW graph was rebuilt without the slots of removed vectors."""
+    tombstones_dropped: int
+    """Removed vectors whose graph slots were reclaimed."""
+    text_merged: bool
+    """Whether the BM25 index's segments were merged."""
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any]) -> CompactReport:
+        """Build from the native compaction report."""
+        return cls(
+            vectors_rebuilt=bool(raw["vectors_rebuilt"]),
+            tombstones_dropped=int(raw["tombstones_dropped"]),
+            text_merged=bool(raw["text_merged"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHealth(Record):
+    """Sizes and health of the derived search indexes (vector and BM25), every namespace."""
+
+    documents: int
+    """Live searchable records of every kind."""
+    vectors: int
+    """Vectors in the HNSW graph."""
+    vectors_pending: int
+    """Vectors already searchable but not yet in the graph."""
+    vector_tombstones: int
+    """Removed vectors still holding graph slots (`compact` reclaims them)."""
+    dim: int | None
+    """The vector dimension, once known."""
+    text_documents: int
+    """Records committed to the BM25 index."""
+    text_pending: int
+    """Records already searchable but not yet committed to the BM25 index."""
+    last_error: str | None
+    """The last background indexing error, if any."""
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any]) -> IndexHealth:
+        """Build from the native `index_status` dict."""
+        return cls(
+            documents=int(raw["documents"]),
+            vectors=int(raw["vectors"]),
+            vectors_pending=int(raw["vectors_pending"]),
+            vector_tombstones=int(raw["vector_tombstones"]),
+            dim=None if raw["dim"] is None else int(raw["dim"]),
+            text_documents=int(raw["text_documents"]),
+            text_pending=int(raw["text_pending"]),
+            last_error=raw["last_error"],
+        )

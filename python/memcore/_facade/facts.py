@@ -255,7 +255,8 @@ class FactsAPI(SearchAPI):
             limit: Page size, 1-1000.
             offset: Records to skip.
             thread_id: Only this thread's memories.
-            as_of: Only memories valid at that time (valid time).
+            as_of: Only memories valid at that time (valid time); it takes the place
+                of `valid_only`.
             valid_only: Only memories valid now.
             namespace: Override the instance's namespace.
         """
@@ -283,10 +284,23 @@ class FactsAPI(SearchAPI):
         return [MemoryRecord.from_core(r) for r in rows]
 
     def list_recent_memories(
-        self, limit: int = 10, *, thread_id: str | None = None, namespace: str | None = None
+        self,
+        limit: int = 10,
+        *,
+        thread_id: str | None = None,
+        as_of: TimeLike | None = None,
+        namespace: str | None = None,
     ) -> list[MemoryRecord]:
-        """The newest currently valid memories (superseded ones excluded)."""
-        return self.list_memories(limit, thread_id=thread_id, valid_only=True, namespace=namespace)
+        """The newest memories valid now, or valid at `as_of` (superseded ones excluded).
+
+        Args:
+            limit: How many, 1-1000.
+            thread_id: Only this thread's memories.
+            as_of: See the memories that were valid at that time (ISO 8601 or datetime),
+                including ones since superseded or invalidated.
+            namespace: Override the instance's namespace.
+        """
+        return self.get_valid(limit, thread_id=thread_id, as_of=as_of, namespace=namespace)
 
     def get_valid(
         self,
@@ -294,12 +308,22 @@ class FactsAPI(SearchAPI):
         offset: int = 0,
         *,
         thread_id: str | None = None,
+        as_of: TimeLike | None = None,
         namespace: str | None = None,
     ) -> list[MemoryRecord]:
-        """Memories valid now, newest first."""
-        return self.list_memories(
-            limit, offset, thread_id=thread_id, valid_only=True, namespace=namespace
-        )
+        """Memories valid now, or valid at `as_of`, newest first.
+
+        Args:
+            limit: Page size, 1-1000.
+            offset: Records to skip.
+            thread_id: Only this thread's memories.
+            as_of: See the memories that were valid at that time (ISO 8601 or datetime);
+                the same as `get_valid_at(as_of)`.
+            namespace: Override the instance's namespace.
+        """
+        # valid_only means "valid now"; the core lets an as_of instant take its place.
+        when = optional_micros(as_of, "as_of")
+        return self._list(namespace, limit, offset, thread_id, when, True)
 
     def get_valid_at(
         self,
@@ -349,17 +373,6 @@ class FactsAPI(SearchAPI):
     def count_memories(self, *, namespace: str | None = None) -> int:
         """How many memories the namespace holds, in every state."""
         return self._engine.count_memories(self._ns(namespace))
-
-    def reset_all_memory(self) -> None:
-        """Delete every record in every namespace, and the derived indexes.
-
-        The configured model's identity is recorded again afterwards, so the emptied store
-        keeps its dimension guard.
-        """
-        self._engine.reset_all()
-        service = self._embeddings
-        if service is not None and service.dim is not None:
-            self._engine.set_embedding_identity(service.model_id, service.dim)
 
 
 # Offsets travel to SQLite as a signed 64-bit integer.

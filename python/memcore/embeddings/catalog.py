@@ -84,7 +84,8 @@ def expected_identity(
         model_path: Model directory (``--model-path``).
 
     Returns:
-        ``(model_id, dim)``, e.g. ``("minilm", 384)`` or ``("path:potion-base-8M", 256)``.
+        ``(model_id, dim)``, e.g. ``("minilm", 384)`` or ``("path:potion-base-8M", 256)``;
+        a folder holding a registry model's pinned files has that model's id.
 
     Raises:
         InvalidParameterError: If ``model`` is not a registry name.

@@ -8,12 +8,15 @@ pooling defaults to mean, which is right for sentence-transformers exports.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 from pathlib import Path
 from typing import Any, cast
 
-from memcore.embeddings.registry import ModelSpec, Pooling
+from memcore.embeddings.package_source import sha256_of
+from memcore.embeddings.registry import REGISTRY, ModelSpec, PackageFile, Pooling
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -41,7 +44,8 @@ def model_dir_id(model_path: str | os.PathLike[str]) -> str:
 
     Returns:
         ``"path:<directory name>"``; the name, not the full path, so moving the folder
-        does not trip the guard.
+        does not trip the guard. (:func:`spec_from_model_dir` names a folder that holds a
+        registry model byte for byte after that model instead.)
     """
     # Lexical normalisation, not resolve(): a symlinked model folder keeps the name the user
     # chose for it.
@@ -82,7 +86,8 @@ def spec_from_model_dir(model_path: str | os.PathLike[str]) -> ModelSpec:
         model_path: Directory with ``model.onnx``, ``tokenizer.json`` and ``config.json``.
 
     Returns:
-        A spec named ``path:<directory name>`` with no remote sources.
+        A spec with no remote sources, named ``path:<directory name>``, or after the
+        registry model the folder holds (see :func:`registry_alias`).
 
     Raises:
         ModelDirError: If the directory or a required file is missing, or the config has no
@@ -108,7 +113,7 @@ def spec_from_model_dir(model_path: str | os.PathLike[str]) -> ModelSpec:
     max_length = tokenizer_section.get("truncation_max_length", config.get("max_length", 512))
     if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
         raise ModelDirError(f"{root / CONFIG_FILE}: max_length must be a positive integer")
-    return ModelSpec(
+    spec = ModelSpec(
         name=model_dir_id(model_path),
         description=str(config.get("model_id") or config.get("name") or root.name),
         dim=dim,
@@ -122,6 +127,66 @@ def spec_from_model_dir(model_path: str | os.PathLike[str]) -> ModelSpec:
         uses_token_type_ids="token_type_ids" in _section(onnx_section, "inputs"),
         config_file=CONFIG_FILE,
     )
+    alias = registry_alias(root, spec)
+    return spec if alias is None else dataclasses.replace(spec, name=alias)
+
+
+def registry_alias(root: Path, spec: ModelSpec) -> str | None:
+    """The registry model that a model folder is, byte for byte, if any.
+
+    A folder holding the very graph and tokenizer a registry model pins (by sha256),
+    configured to run them the same way, is that model rather than a lookalike, so it
+    gets the registry name as its id: ``model_path=<that folder>`` and ``model="minilm"``
+    then open each other's stores, and ``force_model`` can name the model. Only the files
+    pinned for the PyPI source are known byte for byte; a folder with another export
+    (the hub's avx2 graph, an fp32 one) keeps ``path:<name>``, as the guard cannot tell
+    how close its vectors are.
+
+    Sizes are compared before hashing, so an unrelated folder costs two ``stat`` calls;
+    a match is hashed once per process while the file is unchanged (about 30 ms for
+    MiniLM).
+
+    Args:
+        root: The model folder.
+        spec: The folder's spec as its ``config.json`` describes it.
+    """
+    for candidate in REGISTRY.values():
+        model, tokenizer = candidate.package_model, candidate.package_tokenizer
+        if model is None or tokenizer is None or _how_it_runs(candidate) != _how_it_runs(spec):
+            continue
+        if _holds(root / MODEL_FILE, model) and _holds(root / TOKENIZER_FILE, tokenizer):
+            return candidate.name
+    return None
+
+
+def _how_it_runs(spec: ModelSpec) -> tuple[Any, ...]:
+    """Everything besides the files that shapes a model's vectors."""
+    return (
+        spec.dim,
+        spec.pooling,
+        spec.output_name or "last_hidden_state",  # what the loader reads when unnamed
+        spec.normalize,
+        spec.query_prefix,
+        spec.passage_prefix,
+        spec.max_length,
+        spec.add_special_tokens,
+    )
+
+
+def _holds(path: Path, pinned: PackageFile) -> bool:
+    try:
+        stat = path.stat()
+        if pinned.size is not None and stat.st_size != pinned.size:
+            return False
+        return _digest(str(path.absolute()), stat.st_size, stat.st_mtime_ns) == pinned.sha256
+    except OSError:
+        return False
+
+
+# Size and mtime are part of the key so that a file changed in place is hashed again.
+@functools.lru_cache(maxsize=16)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_of(Path(path))
 
 
 def _section(config: dict[str, Any], key: str) -> dict[str, Any]:

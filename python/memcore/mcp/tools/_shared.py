@@ -30,11 +30,15 @@ def thread_id() -> schema.Schema:
     )
 
 
-def as_of() -> schema.Schema:
-    """The optional point in (valid) time a search looks at."""
+def as_of(default: str = "now") -> schema.Schema:
+    """The optional point in (valid) time a search or listing looks at.
+
+    Args:
+        default: What the tool shows without it, for the description.
+    """
     return schema.string(
         "See memory as it was at this time (ISO 8601, e.g. 2026-01-31T12:00:00Z): facts valid "
-        "then, including ones since superseded or invalidated. Default: now.",
+        f"then, including ones since superseded or invalidated. Default: {default}.",
         date_time=True,
     )
 

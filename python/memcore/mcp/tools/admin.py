@@ -42,8 +42,8 @@ def get_status(call: ToolCall) -> dict[str, Any]:
 
 
 def reset_all_memory(call: ToolCall) -> dict[str, Any]:
-    """Delete everything in every namespace."""
-    call.memory.reset_all_memory()
+    """Delete everything in every namespace (the schema has already insisted on confirm)."""
+    call.memory.reset_all_memory(confirm=call.arguments["confirm"])
     return {"success": True, "message": "Every memory in every namespace was deleted."}
 
 

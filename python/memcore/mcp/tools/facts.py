@@ -9,6 +9,7 @@ from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._shared import (
     MEMORY_TYPES,
     SOURCES,
+    as_of,
     hit_out,
     memories_out,
     memory_id,
@@ -111,7 +112,7 @@ def list_memories(call: ToolCall) -> dict[str, Any]:
         offset,
         valid_only=args["valid_only"],
         namespace=call.namespace,
-        **optional(args, "thread_id"),
+        **optional(args, "thread_id", "as_of"),
     )
     more = len(rows) > limit
     return {
@@ -124,7 +125,7 @@ def list_recent_memories(call: ToolCall) -> dict[str, Any]:
     """The newest currently valid memories."""
     args = call.arguments
     rows = call.memory.list_recent_memories(
-        args["limit"], namespace=call.namespace, **optional(args, "thread_id")
+        args["limit"], namespace=call.namespace, **optional(args, "thread_id", "as_of")
     )
     return {"memories": memories_out(rows)}
 
@@ -248,9 +249,9 @@ _SPECS = (
         group="facts",
         title="List memories",
         description=(
-            "Page through stored memories, newest first, in every state unless valid_only. "
-            "Use it to review or audit what is stored; to find something, search instead. "
-            "Returns {memories, next_offset} (next_offset is null on the last page)."
+            "Page through stored memories, newest first, in every state unless valid_only "
+            "or as_of. Use it to review or audit what is stored; to find something, search "
+            "instead. Returns {memories, next_offset} (next_offset is null on the last page)."
         ),
         input_schema=schema.arguments(
             {
@@ -259,6 +260,7 @@ _SPECS = (
                     "Only memories valid now (not invalidated, superseded or expired).",
                     default=False,
                 ),
+                "as_of": as_of(default="every memory, or those valid now with valid_only"),
                 "thread_id": thread_id(),
             }
         ),
@@ -270,8 +272,8 @@ _SPECS = (
         group="facts",
         title="List recent memories",
         description=(
-            "The most recently stored memories that are still valid, newest first. Useful for "
-            "reviewing what was just stored. Returns {memories}."
+            "The most recently stored memories that are still valid (or were valid at as_of), "
+            "newest first. Useful for reviewing what was just stored. Returns {memories}."
         ),
         input_schema=schema.arguments(
             {
@@ -279,6 +281,7 @@ _SPECS = (
                     "Number of recent memories to return.", minimum=1, maximum=50, default=10
                 ),
                 "thread_id": thread_id(),
+                "as_of": as_of(),
             }
         ),
         handler=list_recent_memories,

@@ -6,14 +6,25 @@ from typing import Any
 
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._shared import memories_out, memory_id, memory_out, page, thread_id
+from memcore.mcp.tools._shared import (
+    as_of,
+    memories_out,
+    memory_id,
+    memory_out,
+    optional,
+    page,
+    thread_id,
+)
 
 
 def get_valid(call: ToolCall) -> dict[str, Any]:
-    """Memories valid now, newest first."""
+    """Memories valid now (or at as_of), newest first."""
     args = call.arguments
     rows = call.memory.get_valid(
-        args["limit"], args["offset"], namespace=call.namespace, **_thread(args)
+        args["limit"],
+        args["offset"],
+        namespace=call.namespace,
+        **optional(args, "thread_id", "as_of"),
     )
     return {"memories": memories_out(rows)}
 
@@ -22,7 +33,11 @@ def get_valid_at(call: ToolCall) -> dict[str, Any]:
     """Memories valid at a past (or future) time."""
     args = call.arguments
     rows = call.memory.get_valid_at(
-        args["timestamp"], args["limit"], args["offset"], namespace=call.namespace, **_thread(args)
+        args["timestamp"],
+        args["limit"],
+        args["offset"],
+        namespace=call.namespace,
+        **optional(args, "thread_id"),
     )
     return {"timestamp": args["timestamp"], "memories": memories_out(rows)}
 
@@ -38,10 +53,6 @@ def invalidate(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def _thread(args: Any) -> dict[str, Any]:
-    return {"thread_id": args["thread_id"]} if "thread_id" in args else {}
-
-
 def register(registry: ToolRegistry) -> None:
     """Add the temporal group."""
     registry.add(
@@ -51,10 +62,12 @@ def register(registry: ToolRegistry) -> None:
             title="Currently valid memories",
             description=(
                 "List the memories that hold right now (not invalidated, superseded or "
-                "expired), newest first. Use it to review the current state of what is known. "
-                "Returns {memories}."
+                "expired), newest first, or those that held at as_of. Use it to review the "
+                "current state of what is known. Returns {memories}."
             ),
-            input_schema=schema.arguments({**page(default_limit=100), "thread_id": thread_id()}),
+            input_schema=schema.arguments(
+                {**page(default_limit=100), "thread_id": thread_id(), "as_of": as_of()}
+            ),
             handler=get_valid,
             read_only=True,
         )

@@ -27,8 +27,9 @@ from benches.context import Context, Settings
 from benches.peers import REGISTRY
 
 # In run order: ingest builds the shared stores; store and rss come after search because the
-# peers write into the indexes the search area measured. Modules that do not exist yet (owned
-# elsewhere) are skipped, and their DESIGN rows show as "not measured yet".
+# peers write into the indexes the search area measured; index_project and conversation build
+# their own stores. Modules that do not exist yet (owned elsewhere) are skipped, and their
+# DESIGN rows show as "not measured yet".
 AREAS: dict[str, str] = {
     "ingest": "benches.bench_ingest",
     "search": "benches.bench_search",
@@ -38,7 +39,8 @@ AREAS: dict[str, str] = {
     "graph": "benches.bench_graph",
     "embeddings": "benches.embeddings_rows",
     "mcp": "benches.bench_mcp",
-    "index_project": "benches.bench_index_project",
+    "index_project": "benches.bench_code",
+    "conversation": "benches.bench_conversation",
 }
 ALL_PEERS = (*REGISTRY, "igraph")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

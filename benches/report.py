@@ -108,14 +108,15 @@ def finalize(records: Sequence[Record]) -> None:
 
 def _verdict(record: Record, row: Row) -> tuple[dict[str, float], bool | None]:
     ok: bool | None = True
-    for stat, bound in row.targets.items():
+    bounds = row.bounds_at(record.scale)
+    for stat, bound in bounds.items():
         measured = record.headline if stat == "value" else getattr(record, stat)
         if measured is None or math.isnan(measured):
             ok = None
             break
         if (measured < bound) if row.higher_is_better else (measured > bound):
             ok = False
-    return dict(row.targets), ok
+    return bounds, ok
 
 
 def not_measured(records: Iterable[Record]) -> list[Row]:
@@ -138,9 +139,20 @@ def fmt(value: float | None, unit: str) -> str:
     return f"{value:.3g}"
 
 
-def _targets_text(row: Row) -> str:
+def _targets_text(row: Row, bounds: dict[str, float] | None = None) -> str:
     op = "≥" if row.higher_is_better else "≤"
-    return ", ".join(f"{stat} {op} {fmt(v, row.unit)}" for stat, v in row.targets.items())
+    shown = row.targets if bounds is None else bounds
+    return ", ".join(f"{stat} {op} {fmt(v, row.unit)}" for stat, v in shown.items())
+
+
+def _operation(row: Row, record: Record) -> str:
+    """The row's operation, naming the size really run when the bound scales with it."""
+    if row.design_size is None or record.scale in (None, row.design_size):
+        return row.operation
+    return (
+        f"{row.operation} — run at {record.scale:,} {row.size_unit}, "
+        f"target scaled to {record.scale / row.design_size:.0%}"
+    )
 
 
 def _ratios_text(record: Record, by_system: dict[str, Record]) -> str:
@@ -175,9 +187,9 @@ def markdown(
             verdict = {True: "yes", False: "**NO**", None: "—"}[r.passed]
             value = fmt(r.value, r.unit) if r.value is not None else "—"
             lines.append(
-                f"| {row.operation} | {_scale(r.scale)} | {fmt(r.p50, r.unit)} | "
+                f"| {_operation(row, r)} | {_scale(r.scale)} | {fmt(r.p50, r.unit)} | "
                 f"{fmt(r.p95, r.unit)} | {fmt(r.p99, r.unit)} | {value} | "
-                f"{_targets_text(rows[row.key])} {row.unit} | {verdict} | "
+                f"{_targets_text(rows[row.key], r.target)} {row.unit} | {verdict} | "
                 f"{_ratios_text(r, peers)} |"
             )
     for row in not_measured(records):

@@ -457,3 +457,66 @@ def test_the_console_script(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["created"]["content"] == "from a shell"
     assert result.stderr == ""
+
+
+# -- index ---------------------------------------------------------------------------------
+
+SOURCES = {
+    "app/auth.py": "class Auth:\n    def login(self, user):\n        return user.token\n",
+    "app/util.py": "def slugify(text):\n    return text.lower().replace(' ', '-')\n",
+    "lib/parse.rs": "pub fn parse_header(line: &str) -> &str {\n    line\n}\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for rel, text in SOURCES.items():
+        (tmp_path / "proj" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "proj" / rel).write_text(text, encoding="utf-8")
+    return tmp_path / "proj"
+
+
+def test_index_is_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["index", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: memcore index") and "--project-id" in out and "--watch" in out
+
+
+def test_index_a_project_then_search_it(
+    store: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = run_json(capsys, "index", str(project), "--project-id", "cli", *TEXT_ONLY)
+    assert (report["project_id"], report["root"]) == ("cli", str(project.resolve()))
+    assert (report["files_scanned"], report["files_indexed"], report["embedded"]) == (3, 3, False)
+    assert report["total_chunks"] >= 3  # one chunk per definition at least
+    status, out, err = run(capsys, "index", str(project), "--project-id", "cli", *TEXT_ONLY)
+    assert status == 0 and "cli: 0 file(s) indexed, 3 unchanged, 0 removed" in err
+    assert json.loads(out)["files_unchanged"] == 3
+
+    with Memory(store, model=None) as mem:
+        assert [h.name for h in mem.search_code("slugify", project_id="cli")] == ["slugify"]
+        assert mem.get_index_status("cli").status == "idle"
+
+
+def test_index_with_the_real_model(
+    store: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not (MINILM_DIR / "model.onnx").is_file():
+        pytest.skip(f"test model not found at {MINILM_DIR}")
+    model = ["--model-path", str(MINILM_DIR)]
+    report = run_json(capsys, "index", str(project), "--project-id", "p", *model)
+    assert report["embedded"] is True and report["note"] is None
+    with Memory(store, model_path=MINILM_DIR) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
+        hits = mem.search_code("turn a title into a url fragment", project_id="p", limit=1)
+        assert hits[0].name == "slugify" and hits[0].scores.vector is not None
+
+
+def test_index_reports_a_bad_path(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(capsys, "index", str(tmp_path / "missing"), *TEXT_ONLY)
+    assert (status, out) == (1, "")
+    assert err.startswith("memcore: error: INVALID_PARAMETER:")

@@ -346,33 +346,3 @@ def test_chunks_are_searchable_after_reopening(data_dir: Path, project: Path) ->
         assert [h.name for h in m.search_code("slugify")] == ["slugify"]
     with memcore.Memory(data_dir, model=None) as m:
         assert [h.name for h in m.search_code("slugify")] == ["slugify"]
-
-
-def test_the_index_subcommand(
-    tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import argparse
-    import json
-    import logging
-
-    from memcore.code.cli import add_index_command
-
-    parser = argparse.ArgumentParser()
-    add_index_command(parser.add_subparsers(dest="command", required=True))
-    store = tmp_path / "cli-store"
-    args = parser.parse_args(
-        ["index", str(project), "--project-id", "cli", "--model", "none", "--data-dir", str(store)]
-    )
-    root_logger = logging.getLogger()
-    handlers, level = root_logger.handlers[:], root_logger.level
-    try:
-        assert args.run(args) == 0
-    finally:  # the command installs its stderr log handler, as every memcore command does
-        root_logger.handlers[:] = handlers
-        root_logger.setLevel(level)
-    out, err = capsys.readouterr()
-    report = json.loads(out)
-    assert (report["project_id"], report["files_indexed"]) == ("cli", 3)
-    assert "3 file(s) indexed" in err
-    with memcore.Memory(store, model=None) as m:
-        assert m.get_index_status("cli").total_files == 3

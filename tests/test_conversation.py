@@ -1,5 +1,5 @@
 """Recording the interaction log: turns as context managers and in one call,
-read-wrapped versioning with provenance, staleness, atomicity, exactly-once turn ids,
+read-wrapped versioning with provenance, staleness and volatility, atomicity, exactly-once turn ids,
 the coding-agent scenario across conversations, and a project that moves."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,37 @@ def test_turn_misuse_is_reported(local: memcore.Memory) -> None:
         turn.commit()
     with pytest.raises(memcore.InvalidParameterError, match="writes"):
         conv.turn(user="x").procedure("EDIT", writes="yes")  # type: ignore[arg-type]
+
+
+def test_volatility_is_versions_per_day(mem: memcore.Memory) -> None:
+    start = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+    spec, notes = "https://example.org/spec", "https://example.org/notes"
+    timeline = [
+        (spec, 0, "v1"),
+        (spec, 1, "v2"),
+        (spec, 4, "v3"),
+        (notes, 0, "a"),
+        (notes, 0.25, "b"),
+    ]
+    for n, (url, days, text) in enumerate(timeline):
+        read = [{"tool": "READ", "documents": [{"path": url, "content": text}]}]
+        mem.record_turn(f"c{n}", f"read {url}", procedures=read, at=start + timedelta(days=days))
+    history = mem.get_document_history(spec)
+    assert [v.created_at for v in history.versions] == [
+        start,
+        start + timedelta(days=1),
+        start + timedelta(days=4),
+    ]
+    assert history.volatility == pytest.approx(3 / 4)  # three versions over four days
+    # Versions within one day count as one day.
+    assert mem.get_document_history(notes).volatility == pytest.approx(2.0)
+    # Each past turn's document signal carries the same value, next to its staleness.
+    context = mem.retrieve_context("", documents=[spec], conversation_id="now")
+    signals = {
+        d.version.version: d for item in context.items for p in item.procedures for d in p.documents
+    }
+    assert sorted(signals) == [1, 2, 3]
+    assert {v: s.volatility for v, s in signals.items()} == pytest.approx(
+        {1: 0.75, 2: 0.75, 3: 0.75}
+    )
+    assert {v: s.staleness for v, s in signals.items()} == {1: 2, 2: 1, 3: 0}

@@ -1,6 +1,6 @@
 """The turn lifecycle for thin clients: memory_before_turn (facts + context within the
 input budget), memory_after_turn (exactly once, RESOURCE_BUSY while in flight),
-memory_run_maintenance and memory_list_dir_with_abstract."""
+memory_run_maintenance and memory_list_dir_with_abstract (which also lists code projects)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import memcore
+from memcore._time import iso
 
 estimate = memcore._core.Engine.estimate_tokens
 
@@ -238,3 +239,109 @@ def test_list_dir_with_abstract(mem: memcore.Memory, data_dir: Path) -> None:
     assert len(mem.memory_list_dir_with_abstract(limit=1)["summaries"]) == 1
     with pytest.raises(memcore.InvalidParameterError, match="limit"):
         mem.memory_list_dir_with_abstract(limit=5000)
+
+
+def _project(root: Path) -> Path:
+    files = {
+        "app/auth.py": "class Auth:\n    def login(self, user):\n        return user.token\n",
+        "app/authTokens.py": "def refresh(token):\n    return token\n",
+        "lib/parse.rs": "pub fn parse_header(line: &str) -> &str {\n    line\n}\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_list_dir_lists_code_projects(mem: memcore.Memory, tmp_path: Path) -> None:
+    root = _project(tmp_path / "web")
+    mem.store_memory("deploys happen on fridays", thread_id="ops")
+    mem.index_project(root, project_id="web")
+    status = mem.get_index_status("web")
+    listing = mem.memory_list_dir_with_abstract()["summaries"]
+    assert [s["path"] for s in listing] == [
+        "/default",
+        "/default/threads/ops",
+        "/default/projects/web",
+    ]
+    assert listing[0]["abstract"].endswith("; 1 code project")
+    project = listing[2]
+    assert (project["kind"], project["count"]) == ("project", status.total_chunks)
+    assert project["updated_at"] == iso(status.completed_at)
+    assert project["abstract"] == (
+        f"3 files, {status.total_chunks} chunks; languages: python 2, rust 1; "
+        f"top terms: app, auth, parse, tokens; root: {root.resolve()}"
+    )
+    only = mem.memory_list_dir_with_abstract("/default/projects")["summaries"]
+    assert [s["path"] for s in only] == ["/default/projects/web"]
+    shallow = mem.memory_list_dir_with_abstract(depth=1)["summaries"]
+    assert [s["path"] for s in shallow] == ["/default"]
+
+    mem.delete_project("web")
+    after = mem.memory_list_dir_with_abstract()["summaries"]
+    assert [s["path"] for s in after] == ["/default", "/default/threads/ops"]
+    assert "code project" not in after[0]["abstract"]
+
+
+def test_a_namespace_holding_only_projects_is_listed(mem: memcore.Memory, tmp_path: Path) -> None:
+    mem.index_project(_project(tmp_path / "p"), project_id="p", namespace="team/a")
+    listing = mem.memory_list_dir_with_abstract(namespace="team/a")["summaries"]
+    assert [(s["path"], s["kind"], s["count"]) for s in listing] == [
+        ("/team/a", "namespace", 0),
+        (
+            "/team/a/projects/p",
+            "project",
+            mem.get_index_status("p", namespace="team/a").total_chunks,
+        ),
+    ]
+    assert listing[0]["abstract"] == "0 memories, 0 entities, 0 conversations; 1 code project"
+    assert listing[0]["updated_at"] == listing[1]["updated_at"]
+    assert mem.memory_list_dir_with_abstract()["summaries"] == []  # the default namespace is empty
+
+
+def _read(url: str, content: str) -> list[dict[str, object]]:
+    return [{"tool": "READ", "documents": [{"path": url, "content": content}]}]
+
+
+def test_maintenance_keeps_duplicate_version_contents_once(mem: memcore.Memory) -> None:
+    url = "https://example.org/notes"
+    for i, text in enumerate(["draft A", "draft B", "draft A"]):  # back to A: version 3
+        mem.record_turn(f"c{i}", "read the notes", procedures=_read(url, text))
+        mem.record_turn(f"o{i}", "read the notes", procedures=_read(url, text), namespace="other")
+    before = mem.get_document_history(url).versions
+    assert [v.version for v in before] == [1, 2, 3]
+    assert before[2].content_hash == before[0].content_hash and all(v.has_content for v in before)
+
+    report = mem.memory_run_maintenance()
+    assert report["versions_deduplicated"] == 1
+    after = mem.get_document_history(url).versions
+    # Every version stays in the history; only the repeated content is dropped.
+    assert [(v.version, v.content_hash) for v in after] == [
+        (v.version, v.content_hash) for v in before
+    ]
+    assert [v.has_content for v in after] == [True, True, False]
+    assert mem.get_document_content(after[0].id) == "draft A"
+    assert mem.get_document_content(after[1].id) == "draft B"
+    assert mem.memory_run_maintenance()["versions_deduplicated"] == 0
+    # Maintenance of one namespace leaves the others alone.
+    theirs = mem.get_document_history(url, namespace="other").versions
+    assert all(v.has_content for v in theirs)
+    assert mem.memory_run_maintenance(namespace="other")["versions_deduplicated"] == 1
+
+
+def test_a_recent_retrieval_hit_keeps_an_old_conversation(mem: memcore.Memory) -> None:
+    old = datetime.now(UTC) - timedelta(days=40)
+    mem.record_turn("rotation", "rotate api keys", "with the vault cli", at=old)
+    mem.record_turn("party", "pizza toppings on friday", at=old)
+    surfaced = mem.retrieve_context("rotate api keys", conversation_id="today")
+    assert [i.turn.conversation_id for i in surfaced.items] == ["rotation"]
+
+    report = mem.memory_run_maintenance(archive_after_days=30)
+    assert report["conversations_archived"] == 1  # the party only: rotation was just used
+    listing = {s["path"]: s["abstract"] for s in mem.memory_list_dir_with_abstract()["summaries"]}
+    assert "(archived)" in listing["/default/conversations/party"]
+    assert "(archived)" not in listing["/default/conversations/rotation"]
+    assert mem.retrieve_context("pizza toppings").items == []
+    found = mem.retrieve_context("rotate api keys", conversation_id="today")
+    assert [i.turn.conversation_id for i in found.items] == ["rotation"]
+    assert mem.memory_run_maintenance(archive_after_days=30)["conversations_archived"] == 0

@@ -1,7 +1,7 @@
 """The code tool group over stdio: index a small project, search it, follow its status,
-watch it change, delete it; a long pass answered as "indexing" and followed to the end;
-and, with the real MiniLM model, a search by what the code does. One text-only server
-serves the module."""
+see it in the memory overview, watch it change, delete it; a long pass answered as
+"indexing" and followed to the end; and, with the real MiniLM model, a search by what
+the code does. One text-only server serves the module."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def _until(check: Callable[[], Any], seconds: float = 20) -> Any:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SyncClient]:
     home = tmp_path_factory.mktemp("mcp-code")
-    args = ["--data-dir", str(home / "store"), "--model", "none", "--tools", "code,get_status"]
+    tools = "code,get_status,memory_list_dir_with_abstract"
+    args = ["--data-dir", str(home / "store"), "--model", "none", "--tools", tools]
     with stdio_server(args, server_env(home), home / "server.log") as client:
         yield client
 
@@ -81,6 +82,11 @@ def test_index_search_status_delete(server: SyncClient, tmp_path: Path) -> None:
     assert (again["files_unchanged"], again["files_indexed"]) == (2, 0)
     listed = server.ok("list_projects")["projects"]
     assert [p["project_id"] for p in listed] == ["demo"]
+    tree = server.ok("memory_list_dir_with_abstract", {"path": "/default/projects"})["summaries"]
+    assert [(e["path"], e["kind"], e["count"]) for e in tree] == [
+        ("/default/projects/demo", "project", status["total_chunks"])
+    ]
+    assert tree[0]["has_overview"] and "languages: python 1, rust 1" in tree[0]["abstract"]
 
     deleted = server.ok("delete_project", {"project_id": "demo"})
     assert deleted["success"] and deleted["chunks_removed"] == status["total_chunks"]

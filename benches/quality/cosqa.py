@@ -1,5 +1,14 @@
-"""CoSQA code search: every function of the pool stored as a memory (until memcore's code
-search exists), each natural-language query searched; gold = its retrieval_idx."""
+"""CoSQA code search through memcore's code-search path: every function of the pool is a
+file of a temporary project indexed with ``index_project`` (chunked and embedded like any
+project), each natural-language query is searched with ``search_code``; gold = the file of
+its retrieval_idx. A file counts once, at its best chunk.
+
+``search_code`` takes no signal weights, so the single-signal rows are the same engine
+call with the other signal withheld: no query vector (BM25 alone), or a query text that no
+document holds (the vector alone; BM25 then scores nothing and the fusion is the vector's).
+``benches.bench_code`` reports these numbers as records of its area through
+:func:`search_code_scores`.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +16,107 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from benches import embedding_cache
 from benches.quality.metrics import Scores, per_query
-from benches.quality.retrievers import usable
+
+if TYPE_CHECKING:
+    from memcore import Memory
 
 KS = (1, 5, 10)
-DEPTH = 50  # results fetched per query, so MRR is MRR@50
+DEPTH = 50  # chunks fetched per query, so MRR is MRR@50
 POOL_FILE = "code_idx_map.txt"
 QUERY_FILE = "cosqa-retrieval-dev-500.json"
+PROJECT = "cosqa"
+NO_TERM = "qqzxjv"  # a query word in no document: BM25 finds nothing, the vector ranks alone
+HYBRID, BM25, VECTOR = "search_code (hybrid)", "search_code, BM25 only", "search_code, vector only"
+
+Log = Callable[[str], None]
+Ranker = Callable[[str, Any], list[str]]
+
+
+def load(
+    folder: Path, *, max_queries: int | None = None, pool_size: int | None = None
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """The pool (function code -> idx) and the queries; a reduced pool keeps every gold
+    function, then the others in idx order."""
+    pool: dict[str, int] = json.loads((folder / POOL_FILE).read_text())
+    queries: list[dict[str, Any]] = json.loads((folder / QUERY_FILE).read_text())[:max_queries]
+    if pool_size is not None:
+        codes = sorted(pool, key=pool.__getitem__)
+        gold = {q["retrieval_idx"] for q in queries}
+        keep = [c for c in codes if pool[c] in gold]
+        keep += [c for c in codes if pool[c] not in gold][: max(pool_size - len(keep), 0)]
+        pool = {c: pool[c] for c in keep}
+    return pool, queries
+
+
+def _file(idx: int) -> str:
+    return f"f{idx:05d}.py"
+
+
+def search_code_scores(
+    mem: Memory, work: Path, pool: dict[str, int], queries: list[dict[str, Any]], log: Log
+) -> dict[str, dict[str, float]]:
+    """Index the pool as project ``cosqa`` under ``work`` and score each ranking.
+
+    Returns:
+        Retriever name -> ``{n, MRR, R@1, R@5, R@10, NDCG@10}`` (means over the queries).
+        Without an embedding model, only the hybrid call (then BM25 alone) and BM25 run.
+    """
+    project = work / PROJECT
+    project.mkdir(parents=True)
+    for code, idx in pool.items():
+        (project / _file(idx)).write_text(code + "\n", encoding="utf-8")
+    log(f"  cosqa: indexing {len(pool):,} functions with index_project")
+    report = mem.index_project(project, project_id=PROJECT)
+    if report.files_indexed != len(pool):
+        raise RuntimeError(f"expected {len(pool)} functions indexed, got {report}")
+    log(f"  cosqa: indexed in {report.seconds:.0f} s ({report.total_chunks:,} chunks)")
+    mem._engine.flush()  # searched from the committed index, as a long-lived store is
+    engine, ns = mem._engine, mem.namespace
+    rankers: dict[str, Ranker] = {
+        HYBRID: lambda q, v: [
+            h.file_path for h in mem.search_code(q, PROJECT, limit=DEPTH, vector=v)
+        ],
+        BM25: lambda q, v: [
+            r["file_path"] for r in engine.search_code(ns, q, None, project_id=PROJECT, limit=DEPTH)
+        ],
+    }
+    if mem.embeddings is not None:
+        rankers[VECTOR] = lambda q, v: [
+            r["file_path"]
+            for r in engine.search_code(ns, NO_TERM, v, project_id=PROJECT, limit=DEPTH)
+        ]
+    scores = {name: Scores() for name in rankers}
+    for q in queries:
+        vector = None
+        if mem.embeddings is not None:
+            vector = np.asarray(mem.embeddings.embed_query(q["doc"]), dtype=np.float32)
+        gold = {_file(q["retrieval_idx"])}
+        for name, rank in rankers.items():
+            found = list(dict.fromkeys(rank(q["doc"], vector)))  # a file once, at its best chunk
+            scores[name].add(per_query(found, gold, KS, DEPTH))
+    return {name: {"n": s.count, **s.means()} for name, s in scores.items()}
+
+
+def open_memory(store: Path) -> tuple[Memory, str]:
+    """A store with the MiniLM model when it is here (else keyword search only) and the
+    name of its vectors for the report."""
+    import memcore
+
+    folder = embedding_cache.model_dir()
+    if folder is None:
+        return memcore.Memory(store, model=None), f"none ({embedding_cache.available()})"
+    mem = memcore.Memory(store, model_path=folder)
+    if mem.embeddings is None or not mem.embeddings.wait_ready(300):
+        error = None if mem.embeddings is None else mem.embeddings.error
+        mem.close()
+        raise RuntimeError(f"embedding model failed to load: {error}")
+    return mem, "all-MiniLM-L6-v2 int8"
 
 
 def evaluate(
@@ -24,47 +124,21 @@ def evaluate(
     *,
     max_queries: int | None = None,
     pool_size: int | None = None,
-    log: Callable[[str], None] = print,
+    log: Log = print,
 ) -> dict[str, Any]:
-    """MRR@50 and recall@1/5/10 per retriever. A reduced pool keeps every gold function."""
-    import memcore
-
-    pool: dict[str, int] = json.loads((folder / POOL_FILE).read_text())
-    queries = json.loads((folder / QUERY_FILE).read_text())[:max_queries]
-    codes = sorted(pool, key=pool.__getitem__)
-    if pool_size is not None:
-        gold = {q["retrieval_idx"] for q in queries}
-        keep = [c for c in codes if pool[c] in gold]
-        keep += [c for c in codes if pool[c] not in gold][: max(pool_size - len(keep), 0)]
-        codes = keep
-    log(f"  cosqa: {len(codes):,} functions, {len(queries)} queries")
-    vectors_ok = embedding_cache.available() is None
-    retrievers = usable(vectors_ok)
-    code_v = (
-        embedding_cache.embed(codes, "passage", label="cosqa functions") if vectors_ok else None
-    )
-    query_v = (
-        embedding_cache.embed([q["doc"] for q in queries], "query", label="cosqa queries")
-        if vectors_ok
-        else None
-    )
-    scores = {r.name: Scores() for r in retrievers}
-    with (
-        tempfile.TemporaryDirectory(prefix="cosqa-") as tmp,
-        memcore.Memory(tmp, model=None) as mem,
-    ):
-        mem.store_memories(codes, vectors=code_v, metadatas=[{"idx": pool[c]} for c in codes])
-        for qi, q in enumerate(queries):
-            vector = None if query_v is None else query_v[qi]
-            for r in retrievers:
-                hits = r.search(mem, q["doc"], vector, DEPTH)
-                found = [str(h.memory.metadata["idx"]) for h in hits]  # type: ignore[index]
-                scores[r.name].add(per_query(found, {str(q["retrieval_idx"])}, KS, r.max_depth))
+    """MRR@50, recall@1/5/10 and NDCG@10 per ranking of ``search_code``."""
+    pool, queries = load(folder, max_queries=max_queries, pool_size=pool_size)
+    log(f"  cosqa: {len(pool):,} functions, {len(queries)} queries")
+    with tempfile.TemporaryDirectory(prefix="cosqa-") as tmp:
+        mem, vectors = open_memory(Path(tmp) / "store")
+        with mem:
+            retrievers = search_code_scores(mem, Path(tmp), pool, queries, log)
     return {
         "folder": str(folder),
-        "functions": len(codes),
+        "functions": len(pool),
         "queries": len(queries),
-        "vectors": "all-MiniLM-L6-v2 int8" if vectors_ok else "none",
+        "path": "index_project + search_code",
+        "vectors": vectors,
         "mrr_depth": DEPTH,
-        "retrievers": {name: {"n": s.count, **s.means()} for name, s in scores.items()},
+        "retrievers": retrievers,
     }

@@ -13,6 +13,8 @@ from benches.quality import cosqa, locomo
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
 DEFAULT_LOCOMO = SHARED_BENCH / "locomo-dev/locomo-dev.json"
 DEFAULT_COSQA = SHARED_BENCH / "cosqa-dev"
+#: LoCoMo's columns, overall and per category.
+METRICS = ("R@1", "R@5", "R@10", "R@25", "NDCG@10")
 # The quick (CI) subset: enough to prove every path runs, small enough for seconds.
 QUICK = {"conversations": 1, "questions": 40, "cosqa_queries": 50, "cosqa_pool": 300}
 
@@ -100,11 +102,7 @@ def _locomo_md(data: dict[str, Any]) -> list[str]:
             "|---|---|---|---|---|---|---|",
         ]
         for name, buckets in data["retrievers"].items():
-            s = buckets.get(bucket, {})
-            lines.append(
-                f"| {name} | {s.get('n', 0)} | {_pct(s.get('R@1'))} | {_pct(s.get('R@5'))} | "
-                f"{_pct(s.get('R@10'))} | {_pct(s.get('R@25'))} | {_pct(s.get('NDCG@10'))} |"
-            )
+            lines.append(f"| {name} | {_row(buckets.get(bucket, {}), METRICS)} |")
         if bucket == "all":
             d = data["dragon"]
             lines.append(
@@ -113,39 +111,38 @@ def _locomo_md(data: dict[str, Any]) -> list[str]:
             )
         lines.append("")
     categories = sorted({b for v in data["retrievers"].values() for b in v if b.startswith("cat")})
-    header = " | ".join(
-        f"{locomo.CATEGORIES.get(int(c[3:]), c)} (n={_n(data, c)})" for c in categories
-    )
     lines += [
-        "**R@10 per category**",
+        "**per category**",
         "",
-        f"| retriever | {header} |",
-        "|---" * (len(categories) + 1) + "|",
+        "| category | retriever | n | R@1 | R@5 | R@10 | R@25 | NDCG@10 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for name, buckets in data["retrievers"].items():
-        cells = " | ".join(_pct(buckets.get(c, {}).get("R@10")) for c in categories)
-        lines.append(f"| {name} | {cells} |")
+    for c in categories:
+        label = locomo.CATEGORIES.get(int(c[3:]), c)
+        for name, buckets in data["retrievers"].items():
+            lines.append(f"| {label} | {name} | {_row(buckets.get(c, {}), METRICS)} |")
     return [*lines, ""]
 
 
-def _n(data: dict[str, Any], bucket: str) -> int:
-    first = next(iter(data["retrievers"].values()))
-    return int(first.get(bucket, {}).get("n", 0))
+def _row(scores: dict[str, Any], metrics: tuple[str, ...]) -> str:
+    """The cells of one table row: n, then each metric in percent."""
+    return " | ".join([str(scores.get("n", 0)), *(_pct(scores.get(m)) for m in metrics)])
 
 
 def _cosqa_md(data: dict[str, Any]) -> list[str]:
     lines = [
-        f"### CoSQA ({data['queries']} queries over {data['functions']:,} functions stored as "
-        f"memories; vectors: {data['vectors']})",
+        f"### CoSQA ({data['queries']} queries over {data['functions']:,} functions, each a "
+        f"file of a project indexed with index_project and searched with search_code; "
+        f"vectors: {data['vectors']})",
         "",
-        f"MRR over the top {data['mrr_depth']} (search_memories: its 20); recall@k = hit rate.",
+        f"MRR over the top {data['mrr_depth']} chunks, a file counted once at its best chunk; "
+        "recall@k = hit rate. search_code takes no signal weights: the single-signal rows are "
+        "the same engine call without a query vector (BM25 only) or with a query text no "
+        "function holds (vector only).",
         "",
-        "| retriever | MRR | R@1 | R@5 | R@10 |",
-        "|---|---|---|---|---|",
+        "| retriever | n | MRR | R@1 | R@5 | R@10 | NDCG@10 |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, s in data["retrievers"].items():
-        lines.append(
-            f"| {name} | {_pct(s.get('MRR'))} | {_pct(s.get('R@1'))} | {_pct(s.get('R@5'))} | "
-            f"{_pct(s.get('R@10'))} |"
-        )
+    for name, scores in data["retrievers"].items():
+        lines.append(f"| {name} | {_row(scores, ('MRR', 'R@1', 'R@5', 'R@10', 'NDCG@10'))} |")
     return [*lines, ""]

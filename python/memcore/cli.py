@@ -2,7 +2,8 @@
 
 ``serve`` runs the MCP server (same as ``python -m memcore.mcp``); ``status``, ``store``,
 ``search`` and ``recall`` run the MCP tool of that name on a store and print the same JSON
-an agent would get; ``models`` lists the embedding models; ``export``/``import`` move
+an agent would get; ``models`` lists the embedding models; ``index`` indexes a project's
+source code for ``search_code`` (see :mod:`memcore.code.cli`); ``export``/``import`` move
 every record as JSON Lines (see :mod:`memcore.transfer`); ``auth`` manages the HTTP bearer
 tokens. Settings work as for the
 server (flag > ``MEMCORE_*`` variable > default). Results go to stdout, progress and
@@ -120,6 +121,11 @@ def _parser() -> argparse.ArgumentParser:
         help="do not embed records that arrive without usable vectors",
     )
 
+    # Imported here, not at the top: `memcore serve` must not pay for the code package
+    # (tree-sitter) before the server answers tools/list.
+    from memcore.code.cli import add_index_command
+
+    add_index_command(commands)
     _auth_commands(commands)
     return parser
 

@@ -30,6 +30,7 @@ from memcore._core import Engine
 from memcore._facade.base import Vector, VectorLike, as_vector
 from memcore._facade.search import SearchAPI
 from memcore._time import TimeLike, iso, optional_datetime, optional_micros
+from memcore.code.overview import with_projects
 from memcore.conversation import (
     Conversation,
     DocumentLedger,
@@ -449,30 +450,39 @@ class ConversationAPI(SearchAPI):
         namespace: str | None = None,
         all_namespaces: bool = False,
     ) -> dict[str, list[dict[str, Any]]]:
-        """What the store holds: namespaces, threads and conversations with counts,
-        last update and an abstract made without an LLM (first request, top terms).
+        """What the store holds: namespaces, threads, conversations and indexed code
+        projects with counts, last update and an abstract made without an LLM (first
+        request and top terms; for a project its files, languages and path terms).
 
         Args:
             path: Only entries at or below this path ("" for all), e.g. "/default" or
-                "/default/conversations".
-            depth: 1 lists namespaces only; 2 (up to 8) adds threads and conversations.
+                "/default/conversations" or "/default/projects".
+            depth: 1 lists namespaces only; 2 (up to 8) adds threads, conversations and
+                projects.
             limit: Most entries (1-1000).
             namespace: The namespace listed (default: the instance's).
             all_namespaces: List every namespace instead.
 
         Returns:
-            `{summaries: [{path, kind, count, updated_at, abstract}]}`.
+            `{summaries: [{path, kind, count, updated_at, abstract}]}`: per namespace its
+            own entry, then its threads, conversations and projects (`count` is memories,
+            turns or chunks).
         """
         prefix = lifecycle.dir_prefix(path)
         wanted = _count("limit", limit)
         if wanted > 1000:
             raise invalid("limit", f"limit must be between 1 and 1000, got {limit}.")
+        levels = _count("depth", depth)
+        own = self._ns(namespace)
+        requested = 1000 if prefix else wanted
         entries = self._engine.overview(
-            None if all_namespaces else self._ns(namespace),
-            depth=_count("depth", depth),
-            limit=1000 if prefix else wanted,
+            None if all_namespaces else own, depth=levels, limit=requested
         )
-        kept = [e for e in entries if lifecycle.under(e["path"], prefix)][:wanted]
+        # The core does not know code projects; they come from their status rows.
+        listed = with_projects(
+            self._engine, entries, own, depth=levels, complete=len(entries) < requested
+        )
+        kept = [e for e in listed if lifecycle.under(e["path"], prefix)][:wanted]
         return {
             "summaries": [
                 {

@@ -175,7 +175,7 @@ def memory_run_maintenance(call: ToolCall) -> dict[str, Any]:
 
 
 def memory_list_dir_with_abstract(call: ToolCall) -> dict[str, Any]:
-    """Namespaces, threads and conversations with counts and abstracts."""
+    """Namespaces, threads, conversations and code projects with counts and abstracts."""
     args = call.arguments
     namespace = _namespace(call)
     every = args["all_namespaces"]
@@ -526,11 +526,13 @@ _SPECS = (
         group="conversation",
         title="List memory with abstracts",
         description=(
-            "Browse what memory holds as a tree: /<namespace>, its threads and "
-            "/<namespace>/conversations/<id>, each with a count, the last update and a short "
-            "abstract (first request, top terms). Use it to get oriented or to find a past "
-            "session. Returns {summaries: [{path, kind, count, updated_at, abstract, "
-            "has_overview}]}."
+            "Browse what memory holds as a tree: /<namespace>, its threads, "
+            "/<namespace>/conversations/<id> and indexed code projects "
+            "/<namespace>/projects/<id>, each with a count (memories, turns or chunks), the "
+            "last update and a short abstract (first request and top terms; a project's "
+            "files, languages and path terms). Use it to get oriented or to find a past "
+            "session or project. Returns {summaries: [{path, kind, count, updated_at, "
+            "abstract, has_overview}]}."
         ),
         input_schema=schema.arguments(
             {
@@ -542,7 +544,7 @@ _SPECS = (
                     default="",
                 ),
                 "depth": schema.integer(
-                    "1 lists namespaces; 2 or more adds threads and conversations.",
+                    "1 lists namespaces; 2 or more adds threads, conversations and projects.",
                     minimum=1,
                     maximum=8,
                     default=2,

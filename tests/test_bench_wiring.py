@@ -1,0 +1,122 @@
+"""The benchmark runner's wiring (benches/): every area points at a module that exists, the
+"not measured yet" lines name real modules, a budget row whose bound grows with the
+workload is judged at the size really run, the quality report's tables, and CoSQA scored
+through index_project + search_code on a real store."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from benches import report
+from benches.__main__ import AREAS, discover
+from benches.quality import cosqa, harness
+from benches.report import Record
+from benches.targets import BY_KEY, ROWS
+
+import memcore
+from embeddings_support.models import MINILM_DIR
+
+BENCHES = Path(__file__).resolve().parents[1] / "benches"
+
+
+def test_every_area_is_a_module_with_collect() -> None:
+    assert AREAS["index_project"] == "benches.bench_code"
+    assert AREAS["conversation"] == "benches.bench_conversation"
+    areas = discover()
+    assert len(set(areas.values())) == len(areas), "a module listed under two areas"
+    for name, module in areas.items():
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin is not None, f"area {name}: no {module}"
+        assert "def collect(" in Path(spec.origin).read_text(), f"area {name}: no collect"
+
+
+def test_not_measured_lines_name_real_modules() -> None:
+    for row in ROWS:
+        named = re.findall(r"[a-z_]+\.py", row.pending_on)
+        assert named, f"row {row.key} names no module"
+        for module in named:
+            assert (BENCHES / module).is_file(), f"row {row.key}: no benches/{module}"
+
+
+def _index_record(files: int, seconds: float) -> Record:
+    return Record(
+        "index_project.cold", "index_project", "s", scale=files, value=seconds, row="index_project"
+    )
+
+
+def test_index_project_is_judged_at_the_size_it_ran() -> None:
+    small, full = _index_record(100, 7.0), _index_record(1_000, 7.0)
+    report.finalize([small, full])
+    # 7 s for 100 files is slower than 60 s per 1,000: no pass for the smaller run.
+    assert (small.target, small.passed) == ({"value": 6.0}, False)
+    assert (full.target, full.passed) == ({"value": 60.0}, True)
+    text = report.markdown([small], [], {})
+    line = next(x for x in text.splitlines() if x.startswith("| index_project"))
+    assert "run at 100 files, target scaled to 10%" in line and "value ≤ 6 s" in line
+    assert "**NO**" in line
+    assert BY_KEY["index_project"].bounds_at(None) == {"value": 60.0}
+
+
+def test_quality_report_has_every_metric_per_category() -> None:
+    scores = {"n": 4, "R@1": 0.25, "R@5": 0.5, "R@10": 0.75, "R@25": 1.0, "NDCG@10": 0.6}
+    buckets = {"all": scores, "all_but_5": scores, "cat2": scores, "cat4": scores}
+    locomo = {
+        "conversations": ["conv-1"],
+        "questions": 4,
+        "vectors": "none",
+        "dropped": {},
+        "dragon": {"R@5": 58.8, "R@10": 67.5, "R@25": 79.9},
+        "retrievers": {"recall (hybrid)": buckets},
+    }
+    text = harness.markdown({"subset": "full", "locomo": locomo})
+    assert "| category | retriever | n | R@1 | R@5 | R@10 | R@25 | NDCG@10 |" in text
+    for category in ("temporal", "single-hop"):
+        assert f"| {category} | recall (hybrid) | 4 | 25.0 | 50.0 | 75.0 | 100.0 | 60.0 |" in text
+
+
+FUNCTIONS = {
+    "def read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()": 0,
+    "def merge_dicts(a, b):\n    out = dict(a)\n    out.update(b)\n    return out": 1,
+    "def is_email(text):\n    return '@' in text and '.' in text.split('@')[-1]": 2,
+    "def sha256_of(data):\n    import hashlib\n    return hashlib.sha256(data).hexdigest()": 3,
+}
+QUERIES = [
+    {"doc": "python read file lines", "retrieval_idx": 0},
+    {"doc": "merge two dicts python", "retrieval_idx": 1},
+    {"doc": "check if a string is an email address", "retrieval_idx": 2},
+]
+
+
+def _dataset(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / cosqa.POOL_FILE).write_text(json.dumps(FUNCTIONS))
+    (folder / cosqa.QUERY_FILE).write_text(json.dumps(QUERIES))
+    return folder
+
+
+def test_cosqa_goes_through_search_code_text_only(tmp_path: Path) -> None:
+    with memcore.Memory(tmp_path / "store", model=None) as mem:
+        scores = cosqa.search_code_scores(mem, tmp_path, FUNCTIONS, QUERIES, lambda _: None)
+        assert [p.project_id for p in mem.list_projects()] == [cosqa.PROJECT]
+    assert set(scores) == {cosqa.HYBRID, cosqa.BM25}  # no model: no vector-only row
+    for name in (cosqa.HYBRID, cosqa.BM25):
+        assert scores[name]["n"] == 3 and scores[name]["R@10"] == 1.0
+        assert set(scores[name]) == {"n", "MRR", "R@1", "R@5", "R@10", "NDCG@10"}
+    pool, queries = cosqa.load(_dataset(tmp_path / "data"), max_queries=1, pool_size=2)
+    assert list(pool.values()) == [0, 1] and queries == QUERIES[:1]  # the gold kept first
+
+
+def test_cosqa_evaluate_with_the_real_model(tmp_path: Path) -> None:
+    if not (MINILM_DIR / "model.onnx").is_file():
+        pytest.skip(f"test model not found at {MINILM_DIR}")
+    result = cosqa.evaluate(_dataset(tmp_path / "data"), log=lambda _: None)
+    assert result["path"] == "index_project + search_code"
+    assert result["vectors"] == "all-MiniLM-L6-v2 int8"
+    assert set(result["retrievers"]) == {cosqa.HYBRID, cosqa.BM25, cosqa.VECTOR}
+    assert result["retrievers"][cosqa.VECTOR]["R@5"] == 1.0
+    text = harness.markdown({"subset": "full", "cosqa": result})
+    assert "searched with search_code" in text and "| search_code, vector only | 3 |" in text

@@ -20,6 +20,11 @@ const SEED_CANDIDATES: usize = 10;
 const GRAPH_ENTITIES: usize = 20;
 /// Documents each of those entities may bring.
 const DOCS_PER_ENTITY: usize = 20;
+/// Documents the graph may add to the pool in all: as many as each search
+/// signal brings. Every candidate is scored on every signal and fused, so an
+/// unbounded graph share (20 × 41 documents) made the pool ten times larger
+/// than the two searches that seeded it.
+const GRAPH_DOCS: usize = 100;
 /// Push precision for ranking (relative order matters, not the last digit).
 const RECALL_EPSILON: f32 = 1e-5;
 
@@ -63,10 +68,15 @@ impl Engine {
         let mass: HashMap<NodeId, f32> = reached.iter().copied().collect();
         let catalog = self.indexes.catalog.read();
         if let Some(filter) = Self::filter(&catalog, query) {
-            for (node, _) in best(reached, GRAPH_ENTITIES) {
+            let mut added = 0;
+            'entities: for (node, _) in best(reached, GRAPH_ENTITIES) {
                 for key in entity_documents(&graph, &catalog, &filter, node) {
-                    if let Some(meta) = catalog.get(key) {
-                        pool.entry(key).or_insert((meta.kind, Signals::default()));
+                    if added == GRAPH_DOCS {
+                        break 'entities;
+                    }
+                    if let (Some(meta), false) = (catalog.get(key), pool.contains_key(&key)) {
+                        pool.insert(key, (meta.kind, Signals::default()));
+                        added += 1;
                     }
                 }
             }

@@ -507,6 +507,7 @@ impl Engine {
         };
         // Only memories holding every word of the name can mention it: a
         // conjunction keeps this cheap when one word ("project") is common.
+        let memory_scope = crate::text::scope(&entity.namespace, crate::kind::Kind::Memory);
         let hits = {
             let catalog = self.indexes.catalog.read();
             let Some(filter) = super::Engine::filter(&catalog, &query) else {
@@ -515,11 +516,12 @@ impl Engine {
             if catalog.estimate(&filter) == 0 {
                 return Ok(());
             }
-            self.indexes
-                .text
-                .search_all_terms(&entity.name, RETRO_LINK_LIMIT, |key| {
-                    catalog.admits(key, &filter)
-                })?
+            self.indexes.text.search_all_terms(
+                &entity.name,
+                &memory_scope,
+                RETRO_LINK_LIMIT,
+                |key| catalog.admits(key, &filter),
+            )?
         };
         if hits.is_empty() {
             return Ok(());

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 
 use super::indexes::Indexes;
 use crate::error::Result;
+use crate::text::ScopedTerms;
 use crate::vector::SharedVector;
 
 /// How often uncommitted text is committed.
@@ -34,7 +35,8 @@ pub enum Job {
     Add {
         seq: i64,
         key: u64,
-        text: Arc<str>,
+        /// The document's scoped terms, analysed once by the write path.
+        terms: ScopedTerms,
         vector: Option<SharedVector>,
         to_text: bool,
         to_vectors: bool,
@@ -219,7 +221,7 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
             Job::Add {
                 seq,
                 key,
-                text,
+                terms,
                 vector,
                 to_text,
                 to_vectors,
@@ -234,7 +236,7 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                 if to_text {
                     p.text_seq = p.text_seq.max(seq);
                     p.text_dirty += 1;
-                    indexes.text.add(key, &text)
+                    indexes.text.add(key, &terms)
                 } else {
                     Ok(())
                 }

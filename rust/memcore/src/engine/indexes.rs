@@ -10,7 +10,7 @@ use parking_lot::RwLock;
 use crate::catalog::{Catalog, DocLabels};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
-use crate::text::TextIndex;
+use crate::text::{self, ScopedTerms, TextIndex};
 use crate::vector::{HnswParams, SharedVector, VectorIndex};
 
 /// Folder of the derived indexes inside a data directory; deleting it is
@@ -117,7 +117,8 @@ impl Indexes {
     }
 
     /// Apply a change to the catalog and the pending buffers: searchable now.
-    pub fn publish(&self, change: &Change<'_>) {
+    /// Returns the scoped terms of new content, for the indexer.
+    pub fn publish(&self, change: &Change<'_>) -> Option<ScopedTerms> {
         match change {
             Change::Upsert {
                 key,
@@ -126,7 +127,8 @@ impl Indexes {
                 text,
                 vector,
             } => {
-                self.text.stage(*key, text);
+                let scope = text::scope(labels.namespace, labels.kind);
+                let terms = self.text.stage(*key, &scope, text);
                 if let (Some(v), Some(index)) = (vector, self.vectors()) {
                     index.stage(*key, v.clone());
                 }
@@ -139,12 +141,17 @@ impl Indexes {
                 if let Some(p) = prev {
                     self.text.unstage(*p);
                 }
+                Some(terms)
             }
             Change::Retire { key } => {
                 self.catalog.write().remove(*key);
                 self.text.unstage(*key);
+                None
             }
-            Change::Relabel { key, labels } => self.catalog.write().insert(*key, labels),
+            Change::Relabel { key, labels } => {
+                self.catalog.write().insert(*key, labels);
+                None
+            }
         }
     }
 }

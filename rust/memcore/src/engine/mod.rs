@@ -298,15 +298,11 @@ impl Engine {
     /// Make a committed change searchable and queue it for the indexer.
     /// Called by the write path inside `Store::write_then`.
     fn publish(&self, seq: i64, change: &Change<'_>) {
-        self.indexes.publish(change);
+        let terms = self.indexes.publish(change);
         let Some(indexer) = &self.indexer else { return };
         match change {
             Change::Upsert {
-                key,
-                prev,
-                text,
-                vector,
-                ..
+                key, prev, vector, ..
             } => {
                 if let Some(p) = prev {
                     indexer.send(Job::Retire {
@@ -319,7 +315,7 @@ impl Engine {
                 indexer.send(Job::Add {
                     seq,
                     key: *key,
-                    text: Arc::from(*text),
+                    terms: terms.unwrap_or_default(),
                     vector: vector.clone(),
                     to_text: true,
                     to_vectors: true,

@@ -12,6 +12,7 @@ use super::indexes::Indexes;
 use crate::error::Result;
 use crate::store::Store;
 use crate::store::oplog::{self, Action};
+use crate::text;
 
 /// Ops read from the log per query while replaying.
 const REPLAY_PAGE: usize = 4096;
@@ -80,14 +81,17 @@ pub fn replay(
                 }
                 _ => None,
             };
-            if to_text {
-                indexes.text.stage(doc.key, &doc.text);
-            }
+            let scope = text::scope(&op.namespace, op.kind);
+            let terms = if to_text {
+                indexes.text.stage(doc.key, &scope, &doc.text)
+            } else {
+                indexes.text.scoped_terms(&scope, &doc.text)
+            };
             if let Some(job) = send {
                 job(Job::Add {
                     seq: op.seq,
                     key: doc.key,
-                    text: doc.text.into(),
+                    terms,
                     vector,
                     to_text,
                     to_vectors,

@@ -12,6 +12,7 @@ use crate::kind::{Kind, KindSet};
 use crate::memory::{Memory, validate_namespace};
 use crate::store::memories as rows;
 use crate::temporal::{ValidAt, now_micros};
+use crate::text;
 
 /// At most this many results per query (DESIGN section 3).
 pub const MAX_RESULTS: usize = 50;
@@ -173,10 +174,11 @@ impl Engine {
         let Some(filter) = Self::filter(&catalog, query) else {
             return Ok(Vec::new());
         };
+        let scopes = text_scopes(query);
         let found = self
             .indexes
             .text
-            .search(text, k, |key| catalog.admits(key, &filter))?;
+            .search(text, &scopes, k, |key| catalog.admits(key, &filter))?;
         Ok(hits(&catalog, found, |s| Scores {
             bm25: Some(s),
             fused: s,
@@ -224,11 +226,22 @@ impl Engine {
         if options.weights.ppr > 0.0 {
             self.add_graph_signal(query, text, &ranked, &mut pool);
         }
-        let index = self.indexes.vectors();
-        for (key, (_, s)) in &mut pool {
-            s.bm25 = s.bm25.or(bm25_floor);
-            if let (None, Some(q), Some(index)) = (s.vector, &q, &index) {
-                s.vector = index.vector(*key).map(|v| crate::vector::dot(q, &v));
+        // Candidates only BM25 or the graph found still get their exact cosine.
+        if let (Some(q), Some(index)) = (&q, self.indexes.vectors()) {
+            let unscored: Vec<u64> = pool
+                .iter()
+                .filter(|(_, (_, s))| s.vector.is_none())
+                .map(|(key, _)| *key)
+                .collect();
+            for (key, cosine) in index.cosines(&unscored, q) {
+                if let Some((_, s)) = pool.get_mut(&key) {
+                    s.vector = Some(cosine);
+                }
+            }
+        }
+        if bm25_floor.is_some() {
+            for (_, s) in pool.values_mut() {
+                s.bm25 = s.bm25.or(bm25_floor);
             }
         }
         let mut out: Vec<Hit> = fused_hits(&pool, options);
@@ -275,6 +288,15 @@ impl Engine {
             .filter_map(|h| rows.remove(&h.key).map(|m| (m, h.scores)))
             .collect())
     }
+}
+
+/// The BM25 term scopes a query may match: its namespace, each of its kinds.
+fn text_scopes(query: &SearchQuery<'_>) -> Vec<String> {
+    Kind::ALL
+        .into_iter()
+        .filter(|k| query.kinds.contains(*k))
+        .map(|k| text::scope(query.namespace, k))
+        .collect()
 }
 
 /// Pool keys best first by a preliminary fusion of the signals so far.

@@ -8,10 +8,12 @@
 
 pub mod analyzer;
 mod pending;
+mod scope;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap as HashMap;
@@ -20,15 +22,21 @@ use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, Term
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::TextAnalyzer;
+use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::error::{Error, Result};
 use analyzer::ANALYZER_NAME;
 use pending::PendingText;
+pub use scope::{scope, scoped};
+
+/// A document's analysed terms, each prefixed with its scope.
+pub type ScopedTerms = Arc<[String]>;
 
 const KEY: &str = "key";
-const BODY: &str = "body";
+/// The scoped terms (named apart from the unscoped layout's `body`, so an
+/// index of that layout fails the schema check on open and is rebuilt).
+const BODY: &str = "terms";
 /// Writer heap: enough for large batches, small next to the vectors.
 const WRITER_HEAP_BYTES: usize = 32 * 1024 * 1024;
 
@@ -145,10 +153,20 @@ impl TextIndex {
         analyzer::terms(&mut self.analyzer.clone(), text)
     }
 
-    /// Make a document searchable now (the write path).
-    pub fn stage(&self, key: u64, text: &str) {
-        let terms = self.analyze(text);
-        self.state.write().pending.insert(key, terms);
+    /// The analysed terms of `text` within `scope`.
+    pub fn scoped_terms(&self, scope: &str, text: &str) -> ScopedTerms {
+        self.analyze(text)
+            .iter()
+            .map(|t| scoped(scope, t))
+            .collect()
+    }
+
+    /// Make a document searchable now (the write path); returns its terms,
+    /// which the indexer then adds to the index without analysing again.
+    pub fn stage(&self, key: u64, scope: &str, text: &str) -> ScopedTerms {
+        let terms = self.scoped_terms(scope, text);
+        self.state.write().pending.insert(key, &terms);
+        terms
     }
 
     /// Forget a pending document (its key was retired before any commit).
@@ -174,10 +192,25 @@ impl TextIndex {
     }
 
     /// Queue a document for the next commit (the indexer).
-    pub fn add(&self, key: u64, text: &str) -> Result<()> {
+    pub fn add(&self, key: u64, terms: &[String]) -> Result<()> {
+        let tokens = terms
+            .iter()
+            .enumerate()
+            .map(|(position, text)| Token {
+                position,
+                text: text.clone(),
+                ..Token::default()
+            })
+            .collect();
         let mut doc = TantivyDocument::default();
         doc.add_u64(self.key, key);
-        doc.add_text(self.body, text);
+        doc.add_pre_tokenized_text(
+            self.body,
+            PreTokenizedString {
+                text: String::new(),
+                tokens,
+            },
+        );
         self.writer()?
             .add_document(doc)
             .map_err(|e| tantivy_err("add", &e))?;
@@ -237,45 +270,62 @@ impl TextIndex {
         self.commit(seq)
     }
 
-    /// The `k` best BM25 matches of `query` among keys `admit` accepts, as
-    /// `(key, score)`, best first.
+    /// The `k` best BM25 matches of `query` in any of `scopes` among keys
+    /// `admit` accepts, as `(key, score)`, best first.
     pub fn search(
         &self,
         query: &str,
+        scopes: &[String],
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        self.search_matching(query, k, Match::Any, admit)
+        let terms = self.query_terms(query);
+        let scoped_terms: Vec<String> = scopes
+            .iter()
+            .flat_map(|s| terms.iter().map(move |t| scoped(s, t)))
+            .collect();
+        self.search_matching(&scoped_terms, k, Match::Any, admit)
     }
 
-    /// Like [`TextIndex::search`], but only documents holding every term of
-    /// the query (a conjunction: cheap even when one term is everywhere).
+    /// Like [`TextIndex::search`] within one scope, but only documents
+    /// holding every term of the query (a conjunction: cheap even when one
+    /// term is everywhere).
     pub fn search_all_terms(
         &self,
         query: &str,
+        scope: &str,
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        self.search_matching(query, k, Match::All, admit)
+        let terms: Vec<String> = self
+            .query_terms(query)
+            .iter()
+            .map(|t| scoped(scope, t))
+            .collect();
+        self.search_matching(&terms, k, Match::All, admit)
+    }
+
+    fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut terms = self.analyze(query);
+        terms.sort_unstable();
+        terms.dedup();
+        terms
     }
 
     fn search_matching(
         &self,
-        query: &str,
+        terms: &[String],
         k: usize,
         mode: Match,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        let mut terms = self.analyze(query);
-        terms.sort_unstable();
-        terms.dedup();
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let state = self.state.read();
         let mut best = TopK::new(k);
-        self.search_committed(&state.searcher, &terms, mode, &admit, &mut best)?;
-        search_pending(&state, self.body, &terms, mode, &admit, &mut best)?;
+        self.search_committed(&state.searcher, terms, mode, &admit, &mut best)?;
+        search_pending(&state, self.body, terms, mode, &admit, &mut best)?;
         Ok(best.into_sorted())
     }
 
@@ -453,27 +503,73 @@ impl TopK {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::Kind;
 
     fn open(dir: &Path) -> TextIndex {
         TextIndex::open(dir, "english", false).unwrap().0
+    }
+
+    fn memories() -> Vec<String> {
+        vec![scope("ns", Kind::Memory)]
+    }
+
+    /// Stage `text` as a memory of "ns" and return its terms (for `add`).
+    fn stage(text_index: &TextIndex, key: u64, text: &str) -> ScopedTerms {
+        text_index.stage(key, &memories()[0], text)
+    }
+
+    fn keys(hits: &[(u64, f32)]) -> Vec<u64> {
+        let mut keys: Vec<u64> = hits.iter().map(|h| h.0).collect();
+        keys.sort_unstable();
+        keys
     }
 
     #[test]
     fn staged_documents_are_found_before_and_after_commit() {
         let dir = tempfile::tempdir().unwrap();
         let text = open(dir.path());
-        text.stage(1, "The user prefers TypeScript");
-        text.stage(2, "The weather is nice today");
-        let hits = text.search("typescript", 5, |_| true).unwrap();
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
-        text.add(1, "The user prefers TypeScript").unwrap();
-        text.add(2, "The weather is nice today").unwrap();
+        let a = stage(&text, 1, "The user prefers TypeScript");
+        let b = stage(&text, 2, "The weather is nice today");
+        let hits = text.search("typescript", &memories(), 5, |_| true).unwrap();
+        assert_eq!(keys(&hits), vec![1]);
+        text.add(1, &a).unwrap();
+        text.add(2, &b).unwrap();
         text.commit(2).unwrap();
         assert_eq!(text.pending_len(), 0);
-        let hits = text.search("typescript", 5, |_| true).unwrap();
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
-        let filtered = text.search("typescript", 5, |k| k != 1).unwrap();
+        let hits = text.search("typescript", &memories(), 5, |_| true).unwrap();
+        assert_eq!(keys(&hits), vec![1]);
+        let filtered = text
+            .search("typescript", &memories(), 5, |k| k != 1)
+            .unwrap();
         assert!(filtered.is_empty());
+    }
+
+    #[test]
+    fn a_search_sees_only_the_scopes_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        let other_kind = scope("ns", Kind::Entity);
+        let other_namespace = scope("other", Kind::Memory);
+        let committed = [
+            (1, memories()[0].clone()),
+            (2, other_kind.clone()),
+            (3, other_namespace.clone()),
+        ];
+        for (key, s) in &committed {
+            let terms = text.scoped_terms(s, "Falcon launch plan");
+            text.add(*key, &terms).unwrap();
+        }
+        text.commit(3).unwrap();
+        text.stage(4, &other_kind, "falcon notes");
+        stage(&text, 5, "falcon notes");
+        let found = |scopes: &[String]| keys(&text.search("falcon", scopes, 10, |_| true).unwrap());
+        assert_eq!(found(&memories()), vec![1, 5]);
+        assert_eq!(found(std::slice::from_ref(&other_kind)), vec![2, 4]);
+        assert_eq!(
+            found(&[memories()[0].clone(), other_namespace]),
+            vec![1, 3, 5]
+        );
+        assert!(found(&[]).is_empty());
     }
 
     #[test]
@@ -481,22 +577,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let text = open(dir.path());
-            text.add(7, "hello world").unwrap();
+            let terms = text.scoped_terms(&memories()[0], "hello world");
+            text.add(7, &terms).unwrap();
             text.commit(7).unwrap();
         }
         let (text, seq) = TextIndex::open(dir.path(), "english", false).unwrap();
         assert_eq!(seq, 7);
-        assert_eq!(text.search("hello", 3, |_| true).unwrap()[0].0, 7);
+        let hits = text.search("hello", &memories(), 3, |_| true).unwrap();
+        assert_eq!(hits[0].0, 7);
     }
 
     #[test]
     fn pending_and_committed_scores_are_comparable() {
         let dir = tempfile::tempdir().unwrap();
         let text = open(dir.path());
-        text.add(1, "alpha beta gamma").unwrap();
+        let terms = text.scoped_terms(&memories()[0], "alpha beta gamma");
+        text.add(1, &terms).unwrap();
         text.commit(1).unwrap();
-        text.stage(2, "alpha beta gamma");
-        let hits = text.search("alpha", 5, |_| true).unwrap();
+        stage(&text, 2, "alpha beta gamma");
+        let hits = text.search("alpha", &memories(), 5, |_| true).unwrap();
         assert_eq!(hits.len(), 2);
         assert!((hits[0].1 - hits[1].1).abs() / hits[0].1 < 0.5, "{hits:?}");
     }
@@ -505,33 +604,56 @@ mod tests {
     fn all_terms_match_only_documents_holding_every_term() {
         let dir = tempfile::tempdir().unwrap();
         let text = open(dir.path());
-        text.add(1, "project falcon launch").unwrap();
-        text.add(2, "project apollo").unwrap();
+        let scope = &memories()[0];
+        for (key, body) in [(1, "project falcon launch"), (2, "project apollo")] {
+            text.add(key, &text.scoped_terms(scope, body)).unwrap();
+        }
         text.commit(2).unwrap();
-        text.stage(3, "falcon project notes");
-        text.stage(4, "falcon only");
-        let mut keys: Vec<u64> = text
-            .search_all_terms("Project Falcon", 10, |_| true)
-            .unwrap()
-            .into_iter()
-            .map(|h| h.0)
-            .collect();
-        keys.sort_unstable();
-        assert_eq!(keys, vec![1, 3]);
-        assert_eq!(
-            text.search("Project Falcon", 10, |_| true).unwrap().len(),
-            4
-        );
+        stage(&text, 3, "falcon project notes");
+        stage(&text, 4, "falcon only");
+        let all = text
+            .search_all_terms("Project Falcon", scope, 10, |_| true)
+            .unwrap();
+        assert_eq!(keys(&all), vec![1, 3]);
+        let any = text
+            .search("Project Falcon", &memories(), 10, |_| true)
+            .unwrap();
+        assert_eq!(any.len(), 4);
+    }
+
+    #[test]
+    fn an_index_of_the_unscoped_layout_is_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // The layout before scoped terms: the same key, a plain `body` field.
+            let mut builder = Schema::builder();
+            let key = builder.add_u64_field(KEY, INDEXED | FAST);
+            let body = builder.add_text_field("body", tantivy::schema::TEXT);
+            let index = Index::create_in_dir(dir.path(), builder.build()).unwrap();
+            let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            let mut doc = TantivyDocument::default();
+            doc.add_u64(key, 1);
+            doc.add_text(body, "old layout");
+            writer.add_document(doc).unwrap();
+            let mut commit = writer.prepare_commit().unwrap();
+            commit.set_payload("5");
+            commit.commit().unwrap();
+        }
+        let (text, seq) = TextIndex::open(dir.path(), "english", false).unwrap();
+        assert_eq!(seq, 0, "the op log must be replayed from the start");
+        assert_eq!(text.committed_len(), 0);
     }
 
     #[test]
     fn deleted_keys_disappear_after_commit() {
         let dir = tempfile::tempdir().unwrap();
         let text = open(dir.path());
-        text.add(1, "rust core").unwrap();
+        text.add(1, &text.scoped_terms(&memories()[0], "rust core"))
+            .unwrap();
         text.commit(1).unwrap();
         text.delete(1).unwrap();
         text.commit(2).unwrap();
-        assert!(text.search("rust", 3, |_| true).unwrap().is_empty());
+        let hits = text.search("rust", &memories(), 3, |_| true).unwrap();
+        assert!(hits.is_empty());
     }
 }

@@ -23,14 +23,15 @@ pub struct PendingText {
 
 impl PendingText {
     /// Add a document from its analysed terms.
-    pub fn insert(&mut self, key: u64, terms: Vec<String>) {
+    pub fn insert(&mut self, key: u64, terms: &[String]) {
         self.remove(key);
         let len = terms.len() as u32;
-        let mut freqs: HashMap<String, u32> = HashMap::default();
+        let mut freqs: HashMap<&str, u32> = HashMap::default();
         for t in terms {
             *freqs.entry(t).or_default() += 1;
         }
-        let mut terms: Vec<(String, u32)> = freqs.into_iter().collect();
+        let mut terms: Vec<(String, u32)> =
+            freqs.into_iter().map(|(t, f)| (t.to_owned(), f)).collect();
         terms.sort_unstable();
         for (t, tf) in &terms {
             self.postings.entry(t.clone()).or_default().push((key, *tf));
@@ -110,8 +111,8 @@ mod tests {
     #[test]
     fn insert_remove_and_drain() {
         let mut p = PendingText::default();
-        p.insert(1, words("a b a"));
-        p.insert(2, words("b c"));
+        p.insert(1, &words("a b a"));
+        p.insert(2, &words("b c"));
         assert_eq!(p.doc_freq("a"), 1);
         assert_eq!(p.doc_freq("b"), 2);
         assert_eq!(p.total_tokens(), 5);

@@ -186,6 +186,24 @@ impl VectorIndex {
         top_k(hits, k)
     }
 
+    /// Cosine of `query` (normalised) with the stored vector of each key that
+    /// has one, pending or in the graph, as `(key, cosine)`; one lock each.
+    pub fn cosines(&self, keys: &[u64], query: &[f32]) -> Vec<(u64, f32)> {
+        let mut out = Vec::with_capacity(keys.len());
+        let mut in_graph = Vec::new();
+        {
+            let pending = self.pending.read();
+            for &key in keys {
+                match pending.get(&key) {
+                    Some(v) => out.push((key, dot(query, v))),
+                    None => in_graph.push(key),
+                }
+            }
+        }
+        self.hnsw.score_keys(&in_graph, query, &mut out);
+        out
+    }
+
     /// The stored vector of a key (pending or in the graph).
     pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
         if let Some(v) = self.pending.read().get(&key) {

@@ -23,6 +23,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def parse_metadata(text: str) -> Any:
+    """A record's metadata JSON. Most memories carry none (``{}``), and json.loads costs
+    more than the rest of a record's conversion, so that case is answered directly."""
+    return {} if text == "{}" else json.loads(text)
+
+
 class Record:
     """Shared `to_dict()` for the dataclasses below."""
 
@@ -68,7 +74,7 @@ class MemoryRecord(Record):
             source=raw["source"],
             confidence=raw["confidence"],
             importance=raw["importance"],
-            metadata=json.loads(raw["metadata"]),
+            metadata=parse_metadata(raw["metadata"]),
             thread_id=raw["thread_id"],
             user_id=raw["user_id"],
             event_time=optional_datetime(raw["event_time"]),

@@ -1,6 +1,8 @@
 //! How each record kind appears to the derived state: its catalog labels,
 //! its graph links, and its indexed content when the op log is replayed.
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 
 use crate::catalog::{Catalog, DocLabels};
@@ -90,8 +92,12 @@ pub fn relation_edge(graph: &Graph, r: &Relation) -> Option<Edge> {
     })
 }
 
-/// Fill `catalog` from every searchable table.
-pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
+/// Memory id → current document key, from the catalog scan (for mentions).
+pub type MemoryKeys = HashMap<String, u64>;
+
+/// Fill `catalog` from every searchable table; returns every memory's key.
+pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<MemoryKeys> {
+    let mut keys = MemoryKeys::new();
     memories::catalog_rows(conn, |row| {
         catalog.insert(
             row.doc_key,
@@ -106,6 +112,7 @@ pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
                 superseded: row.superseded,
             },
         );
+        keys.insert(row.id, row.doc_key);
     })?;
     entities::entity_catalog_rows(conn, |(key, ns, thread, from, until, id)| {
         catalog.insert(
@@ -169,40 +176,34 @@ pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<()> {
                 },
             );
         },
-    )
+    )?;
+    Ok(keys)
 }
 
 /// Rebuild the in-memory graph: entities, relations, mentions and the
 /// observation → entity links.
-pub fn load_graph(conn: &Connection, graph: &mut Graph) -> Result<()> {
+pub fn load_graph(conn: &Connection, graph: &mut Graph, memory_keys: &MemoryKeys) -> Result<()> {
     graph.clear();
-    let mut offset = 0;
-    let mut stmt = conn.prepare("SELECT DISTINCT namespace FROM entities")?;
-    let namespaces: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for ns in &namespaces {
-        loop {
-            let page = entities::list(conn, ns, 10_000, offset)?;
-            if page.is_empty() {
-                break;
-            }
-            offset += page.len();
-            for e in &page {
-                let key = entities::doc_key(conn, &e.id)?.unwrap_or_default() as u64;
-                graph.add_node(entity_node(e, key));
-            }
+    entities::graph_rows(conn, |entity, key| {
+        graph.add_node(entity_node(&entity, key));
+    })?;
+    relations::graph_rows(conn, |r| {
+        if let (Some(from), Some(to)) = (graph.by_entity(r.from), graph.by_entity(r.to)) {
+            graph.add_edge(Edge {
+                relation_id: r.id.to_owned(),
+                from,
+                to,
+                relation_type: r.relation_type.to_owned(),
+                weight: r.importance as f32,
+                valid_from: r.valid_from,
+                valid_end: r.valid_until.unwrap_or(Timestamp::MAX),
+                alive: true,
+            });
         }
-        offset = 0;
-    }
-    for r in relations::all(conn, None)? {
-        if let Some(edge) = relation_edge(graph, &r) {
-            graph.add_edge(edge);
-        }
-    }
-    let mut mentions: std::collections::HashMap<u64, Vec<u32>> = std::collections::HashMap::new();
-    relations::all_mentions(conn, |doc, entity| {
-        if let Some(node) = graph.by_entity(&entity) {
+    })?;
+    let mut mentions: HashMap<u64, Vec<u32>> = HashMap::new();
+    relations::all_mentions(conn, |memory, entity| {
+        if let (Some(&doc), Some(node)) = (memory_keys.get(memory), graph.by_entity(entity)) {
             mentions.entry(doc).or_default().push(node);
         }
     })?;

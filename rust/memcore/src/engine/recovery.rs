@@ -20,12 +20,12 @@ const REPLAY_PAGE: usize = 4096;
 /// Rebuild the catalog and the in-memory graph from the store.
 pub fn rebuild_catalog(store: &Store, indexes: &Indexes) -> Result<()> {
     let reader = store.reader()?;
-    {
+    let memory_keys = {
         let mut catalog = indexes.catalog.write();
         catalog.clear();
-        load_catalog(&reader, &mut catalog)?;
-    }
-    load_graph(&reader, &mut indexes.graph.write())
+        load_catalog(&reader, &mut catalog)?
+    };
+    load_graph(&reader, &mut indexes.graph.write(), &memory_keys)
 }
 
 /// Replay ops after the watermarks; `send` receives the indexer jobs (None

@@ -128,6 +128,19 @@ pub fn doc_key(conn: &Connection, id: &str) -> Result<Option<i64>> {
         .optional()?)
 }
 
+/// Every entity of every namespace with its document key, oldest first
+/// (one scan, for rebuilding the graph on open).
+pub fn graph_rows(conn: &Connection, mut each: impl FnMut(Entity, u64)) -> Result<()> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {ENTITY_COLUMNS}, doc_key FROM entities ORDER BY created_at, id"
+    ))?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        each(entity_from_row(r)?, r.get::<_, i64>(12)? as u64);
+    }
+    Ok(())
+}
+
 /// Entities of a namespace, oldest first, paginated.
 pub fn list(
     conn: &Connection,

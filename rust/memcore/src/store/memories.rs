@@ -229,6 +229,7 @@ pub fn by_doc_keys(conn: &Connection, keys: &[u64]) -> Result<Vec<(u64, Memory)>
 /// What the catalog needs about one memory.
 #[derive(Debug, Clone)]
 pub struct CatalogRow {
+    pub id: String,
     pub doc_key: u64,
     pub namespace: String,
     pub thread_id: Option<String>,
@@ -242,7 +243,7 @@ pub struct CatalogRow {
 pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Result<()> {
     let mut stmt = conn.prepare(
         "SELECT doc_key, namespace, thread_id, valid_from, valid_until, expires_at,
-                superseded_by IS NOT NULL
+                superseded_by IS NOT NULL, id
          FROM memories",
     )?;
     let mut rows = stmt.query([])?;
@@ -255,6 +256,7 @@ pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Resu
             valid_until: r.get(4)?,
             expires_at: r.get(5)?,
             superseded: r.get(6)?,
+            id: r.get(7)?,
         });
     }
     Ok(())

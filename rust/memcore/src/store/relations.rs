@@ -136,15 +136,59 @@ pub fn entities_of_memory(conn: &Connection, memory_id: &str) -> Result<Vec<Stri
 }
 
 /// Every mention as (memory doc key, entity id), for the in-memory graph.
-pub fn all_mentions(conn: &Connection, mut each: impl FnMut(u64, String)) -> Result<()> {
+pub fn all_mentions(conn: &Connection, mut each: impl FnMut(&str, &str)) -> Result<()> {
+    // No join: the caller maps memory ids to document keys from the scan it
+    // made anyway. Joining cost a random row read of `memories` per mention.
+    let mut stmt = conn.prepare("SELECT memory_id, entity_id FROM mentions")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        each(text_at(r, 0)?, text_at(r, 1)?);
+    }
+    Ok(())
+}
+
+/// What the graph needs of every relation (no entity names, so no join):
+/// (id, from, to, type, importance, valid_from, valid_until), oldest first.
+pub fn graph_rows(
+    conn: &Connection,
+    mut each: impl FnMut(GraphRelationRow<'_>),
+) -> Result<()> {
     let mut stmt = conn.prepare(
-        "SELECT m.doc_key, x.entity_id FROM mentions x JOIN memories m ON m.id = x.memory_id",
+        "SELECT id, from_entity, to_entity, relation_type, importance, valid_from, valid_until
+         FROM relations ORDER BY created_at, id",
     )?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
-        each(r.get::<_, i64>(0)? as u64, r.get(1)?);
+        each(GraphRelationRow {
+            id: text_at(r, 0)?,
+            from: text_at(r, 1)?,
+            to: text_at(r, 2)?,
+            relation_type: text_at(r, 3)?,
+            importance: r.get(4)?,
+            valid_from: r.get(5)?,
+            valid_until: r.get(6)?,
+        });
     }
     Ok(())
+}
+
+/// A text column borrowed from the row (no allocation per value).
+fn text_at<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    r.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+/// A relation as [`graph_rows`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct GraphRelationRow<'a> {
+    pub id: &'a str,
+    pub from: &'a str,
+    pub to: &'a str,
+    pub relation_type: &'a str,
+    pub importance: f64,
+    pub valid_from: i64,
+    pub valid_until: Option<i64>,
 }
 
 /// (memory id, entity id, explicit) of every mention in a namespace.

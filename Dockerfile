@@ -8,6 +8,9 @@
 #
 # Every setting is a MEMCORE_* variable (see `memcore serve --help`). Over HTTP the server
 # binds 0.0.0.0 and requires the bearer tokens of MEMCORE_AUTH_FILE (/data/tokens.json).
+# Needs BuildKit (Docker's default builder since 23.0) or buildah/podman for RUN --mount.
+# benches/docker/check_image.sh builds and starts the runtime stage with buildah, without
+# a Docker engine (see benches/docker/RESULTS.md).
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
@@ -39,13 +42,15 @@ ARG MEMCORE_EXTRAS=offline
 RUN useradd --create-home --uid 10001 --user-group memcore \
     && mkdir -p /data \
     && chown memcore:memcore /data
-COPY --from=builder /wheels/ /tmp/wheels/
+# The wheel is bind-mounted from the builder stage for the install only (BuildKit, Docker's
+# default builder, and buildah), so no layer of the image keeps a copy of it.
 # A virtual environment works on any Python base, including distributions whose system
 # Python refuses pip (PEP 668); its bin/ comes first on PATH, so `python` is its python.
-RUN python3 -m venv /opt/memcore \
+RUN --mount=type=bind,from=builder,source=/wheels,target=/tmp/wheels \
+    python3 -m venv /opt/memcore \
     && wheel="$(ls /tmp/wheels/memcore-*.whl)" \
-    && /opt/memcore/bin/pip install --no-cache-dir "${wheel}${MEMCORE_EXTRAS:+[$MEMCORE_EXTRAS]}" \
-    && rm -rf /tmp/wheels
+    && /opt/memcore/bin/pip install --no-cache-dir --disable-pip-version-check \
+        "${wheel}${MEMCORE_EXTRAS:+[$MEMCORE_EXTRAS]}"
 ENV PATH=/opt/memcore/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     MEMCORE_DATA_DIR=/data \

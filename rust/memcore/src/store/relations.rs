@@ -149,10 +149,7 @@ pub fn all_mentions(conn: &Connection, mut each: impl FnMut(&str, &str)) -> Resu
 
 /// What the graph needs of every relation (no entity names, so no join):
 /// (id, from, to, type, importance, valid_from, valid_until), oldest first.
-pub fn graph_rows(
-    conn: &Connection,
-    mut each: impl FnMut(GraphRelationRow<'_>),
-) -> Result<()> {
+pub fn graph_rows(conn: &Connection, mut each: impl FnMut(GraphRelationRow<'_>)) -> Result<()> {
     let mut stmt = conn.prepare(
         "SELECT id, from_entity, to_entity, relation_type, importance, valid_from, valid_until
          FROM relations ORDER BY created_at, id",

@@ -19,7 +19,8 @@ def test_vector_search_ranks_by_cosine(mem: memcore.Memory) -> None:
     ids = [mem.store_memory(f"memory {i}", vector=unit(i)).id for i in range(20)]
     hits = mem.search(vector=unit(7), limit=5)
     assert hits[0].memory.id == ids[7]
-    assert hits[0].scores.vector == pytest.approx(1.0, abs=1e-5)
+    # The vector graph stores f16: cosines are good to about three decimals.
+    assert hits[0].scores.vector == pytest.approx(1.0, abs=1e-3)
     sims = [h.scores.vector for h in hits]
     assert sims == sorted(sims, reverse=True)
     assert "embedding" not in hits[0].to_dict() and "vector" not in hits[0].memory.to_dict()

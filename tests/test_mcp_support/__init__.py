@@ -197,9 +197,15 @@ def assert_no_vectors(value: Any) -> None:
 
 @contextmanager
 def stdio_server(
-    args: Sequence[str], env: dict[str, str], log: Path, *, launcher: Sequence[str] = ()
+    args: Sequence[str],
+    env: dict[str, str],
+    log: Path,
+    *,
+    launcher: Sequence[str] = (),
+    mode: str = "auto",
 ) -> Iterator[SyncClient]:
-    """A server subprocess (``python -m memcore.mcp ARGS``) and a client session to it."""
+    """A server subprocess (``python -m memcore.mcp ARGS``) and a client session to it
+    (``mode="legacy"``: the ``initialize`` handshake; by default the SDK's 2026-era probe)."""
     command = [*launcher] if launcher else ["-m", "memcore.mcp"]
     params = StdioServerParameters(
         command=sys.executable, args=[*command, *args], env=env, cwd=str(REPO_ROOT)
@@ -208,7 +214,7 @@ def stdio_server(
         # The child's stderr goes to a log file: clean test output, inspectable logs.
         errlog = stack.enter_context(log.open("a", encoding="utf-8"))
         portal = stack.enter_context(start_blocking_portal("asyncio"))
-        client = Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60)
+        client = Client(stdio_client(params, errlog=errlog), mode=mode, read_timeout_seconds=60)
         yield SyncClient(portal, stack.enter_context(portal.wrap_async_context_manager(client)))
 
 

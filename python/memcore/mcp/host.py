@@ -54,9 +54,10 @@ class StoreHost:
         self._attachments: dict[str, Attachment] = {}
 
     def start(self) -> None:
-        """Begin opening in a daemon thread (a hung open must not keep the process alive)."""
+        """Begin opening in a daemon thread (a hung open must not keep the process alive);
+        nothing once the host is closed."""
         with self._lock:
-            if self._thread is None:
+            if self._thread is None and not self._closed:
                 self._thread = threading.Thread(
                     target=self._open, name="memcore-open-store", daemon=True
                 )
@@ -126,6 +127,13 @@ class StoreHost:
         """Stop the attachments, then close the store once opening has finished
         (idempotent). The embedding service's own close waits for a model still loading,
         so exiting now cannot abort the process inside onnxruntime."""
+        with self._lock:
+            # Never started (the server stopped before the SDK had loaded): nothing to wait
+            # for, and start() does nothing from now on.
+            if self._thread is None:
+                self._closed = True
+                self._closed_event.set()
+                return
         self._done.wait()
         with self._lock:
             self._closed = True

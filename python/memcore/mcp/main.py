@@ -2,7 +2,8 @@
 background, then serve MCP over stdio or streamable HTTP.
 
 Start-up order is chosen for time to the first ``tools/list``: settings and the tool
-registry are plain Python, then the MCP SDK (by far the largest import) loads, and only
+registry are plain Python; the MCP SDK (by far the largest import) loads next (over stdio in
+a background thread, while ``stdio`` answers the handshake from our own data), and only
 then does the store start opening (and the model loading) in background threads, so their
 imports do not compete with the SDK's for the interpreter.
 """
@@ -12,17 +13,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 
 from memcore import __version__
-from memcore.mcp import logs
+from memcore.mcp import logs, stdio
 from memcore.mcp.auth import AuthFileError, TokenStore
 from memcore.mcp.dispatch import Caller, Dispatcher
 from memcore.mcp.host import StoreHost
@@ -39,8 +37,6 @@ _log = logging.getLogger("memcore.mcp")
 
 #: Exit status for invalid settings (as argparse uses for usage errors).
 EXIT_USAGE = 2
-#: Longest a signalled stdio server waits for its store to close before exiting anyway.
-_CLOSE_SECONDS = 60.0
 
 
 def build_parser(prog: str = "python -m memcore.mcp") -> argparse.ArgumentParser:
@@ -123,13 +119,12 @@ async def _serve(
     metrics: Metrics,
     tokens: TokenStore | None,
 ) -> None:
-    from memcore.mcp.server import build_server
-
-    # Opened only now: started before the SDK import, the store's and the model's own
-    # imports competed with it for the GIL and delayed the first answer by a third.
-    host.start()
-
     if settings.transport == "http":
+        from memcore.mcp.server import build_server
+
+        # Opened only now: started before the SDK import, the store's and the model's own
+        # imports competed with it for the GIL and delayed the first answer by a third.
+        host.start()
         from memcore.mcp.http import build_app, caller_resolver, serve
 
         caller_of = caller_resolver(settings.namespace, tokens_required=tokens is not None)
@@ -137,31 +132,6 @@ async def _serve(
         await serve(build_app(server, settings, host, metrics, tokens), settings)
         return
 
-    from mcp.server.stdio import stdio_server
-
+    # stdio answers the handshake while the SDK loads, and opens the store once it has.
     caller = Caller(namespace=settings.namespace, admin=True, principal="stdio")
-    server = build_server(dispatcher, host, lambda ctx: caller)
-    async with anyio.create_task_group() as group:
-        group.start_soon(_stop_on_signal, group.cancel_scope, host)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-        group.cancel_scope.cancel()
-
-
-async def _stop_on_signal(scope: anyio.CancelScope, host: StoreHost) -> None:
-    # SIGTERM (docker stop) and SIGINT end the stdio server through the same path as EOF,
-    # so the store is closed cleanly. The SDK's stdin reader is a thread blocked in a read
-    # that cancellation cannot interrupt, so once the store is closed the process exits
-    # without waiting for the client to close stdin.
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            threading.Thread(target=_exit_once_closed, args=(host,), daemon=True).start()
-            scope.cancel()
-            return
-
-
-def _exit_once_closed(host: StoreHost) -> None:
-    if host.wait_closed(_CLOSE_SECONDS):
-        _log.info("memcore MCP server stopped")
-    logging.shutdown()
-    os._exit(0)
+    await stdio.serve(dispatcher, host, caller)

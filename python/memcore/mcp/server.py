@@ -22,44 +22,20 @@ from mcp_types import (
     TextContent,
 )
 
-from memcore import __version__
 from memcore.errors import MemcoreError, error_payload
 from memcore.mcp.dispatch import Caller, Dispatcher, Outcome
 from memcore.mcp.envelope import envelope_problem, guard_tool_calls
 from memcore.mcp.host import StoreHost
-from memcore.mcp.registry import ToolSpec
-
-CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
-
-INSTRUCTIONS = (
-    "memcore is your long-term memory across conversations. Search it (recall or "
-    "search_memories) before answering questions that depend on the user, their work or "
-    "earlier conversations. Store lasting facts with store_memory, one clear statement each; "
-    "when its result carries action_required, follow it (usually supersede_memory) if the "
-    "new fact replaces an old one. Use invalidate for facts that stopped being true. Save "
-    "people, projects and how they connect with save_memory (search_nodes first, to reuse "
-    "existing names); at the start of a task, retrieve_context brings back what earlier "
-    "conversations did with the same request or files. Errors come back as {error: {code, "
-    "message, details}}; EMBEDDING_ERROR right after start-up means the model is still "
-    "loading (get_status shows it) and recall still works by keywords."
+from memcore.mcp.listing import (
+    INSTRUCTIONS,
+    SERVER_DESCRIPTION,
+    SERVER_NAME,
+    SERVER_TITLE,
+    SERVER_VERSION,
+    tool_listing,
 )
 
-
-def tool_listing(spec: ToolSpec) -> dict[str, Any]:
-    """The ``tools/list`` entry of a tool, in wire form."""
-    return {
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
-        "inputSchema": dict(spec.input_schema),
-        "annotations": {
-            "title": spec.title,
-            "readOnlyHint": spec.read_only,
-            "destructiveHint": spec.destructive,
-            "idempotentHint": spec.idempotent,
-            "openWorldHint": False,
-        },
-    }
+CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
 
 
 def build_server(dispatcher: Dispatcher, host: StoreHost, caller_of: CallerOf) -> Server[None]:
@@ -105,10 +81,10 @@ def build_server(dispatcher: Dispatcher, host: StoreHost, caller_of: CallerOf) -
                 await anyio.to_thread.run_sync(host.close)
 
     server: Server[None] = Server(
-        "memcore",
-        version=__version__,
-        title="memcore",
-        description="Long-term memory for AI agents: facts, hybrid search, valid time.",
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        title=SERVER_TITLE,
+        description=SERVER_DESCRIPTION,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         get_tool_input_schema=dispatcher.schema_of,

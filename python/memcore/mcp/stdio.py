@@ -1,0 +1,241 @@
+"""The stdio transport: the handshake answered while the MCP SDK loads, then the SDK's own
+``stdio_server`` for the rest of the session.
+
+Importing the SDK takes about a second, so :func:`serve` imports it in a background thread
+and meanwhile answers the handshake with ``handshake.EarlyAnswers``. It stops at the first
+line that needs the SDK, or the first line read once the SDK has loaded. The lines the SDK
+must still see (``initialize`` among them) are then replayed to ``stdio_server`` ahead of
+the rest of stdin, and the SDK's own reply to the ``initialize`` answered early is dropped:
+the client gets one answer per request, the one the SDK alone would have given.
+
+Handed streams, ``stdio_server`` leaves fds 0 and 1 alone: ``wire`` claims them as it would
+have, for the whole session.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import TextIO, cast
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from memcore.mcp import wire
+from memcore.mcp.dispatch import Caller, Dispatcher
+from memcore.mcp.handshake import HAND_OFF, EarlyAnswers
+from memcore.mcp.host import StoreHost
+
+_log = logging.getLogger("memcore.mcp")
+
+#: Longest a signalled server waits for its store to close before exiting anyway.
+_CLOSE_SECONDS = 60.0
+
+
+async def serve(dispatcher: Dispatcher, host: StoreHost, caller: Caller) -> None:
+    """Serve MCP on stdin and stdout until the input ends or SIGTERM/SIGINT arrives; the
+    store opens once the SDK has loaded and is closed on the way out."""
+    early = EarlyAnswers(dispatcher.tools)
+    with wire.claimed() as (reader, writer):
+        # The store and the model open only once the SDK is in: their imports would
+        # compete with the SDK's for the interpreter and delay the first calls.
+        sdk = SdkLoader(on_loaded=host.start)
+        try:
+            async with anyio.create_task_group() as group:
+                # Signal handling is installed before the import thread starts: its own
+                # imports are then done, and a stop at any point closes the store.
+                await group.start(_stop_on_signal, group.cancel_scope, host)
+                sdk.start()
+                replay = await _answer_early(early, reader, writer, sdk)
+                await sdk.wait()
+                await _serve_with_sdk(
+                    dispatcher, host, caller, _Replay(replay, reader), writer, early
+                )
+                group.cancel_scope.cancel()
+        finally:
+            # The SDK server's lifespan closes the store; this covers a stop before it ran.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(host.close)
+
+
+def import_sdk() -> None:
+    """Import the SDK modules the server needs (tests replace this to hold the SDK back)."""
+    importlib.import_module("mcp.server.stdio")
+    importlib.import_module("memcore.mcp.server")
+
+
+class SdkLoader:
+    """Imports the SDK in a daemon thread, then calls ``on_loaded`` from that thread."""
+
+    def __init__(self, on_loaded: Callable[[], None]) -> None:
+        self._on_loaded = on_loaded
+        self._done = threading.Event()
+        self._error: Exception | None = None
+
+    def start(self) -> None:
+        threading.Thread(target=self._load, name="memcore-import-sdk", daemon=True).start()
+
+    @property
+    def done(self) -> bool:
+        """Whether the import has finished, successfully or not."""
+        return self._done.is_set()
+
+    async def wait(self) -> None:
+        """Until the SDK is imported.
+
+        Raises:
+            Exception: What the import raised.
+        """
+        await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
+        if self._error is not None:
+            raise self._error
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        try:
+            import_sdk()
+        except Exception as exc:  # raised again by wait(), in the serving task
+            self._error = exc
+        else:
+            seconds = round(time.perf_counter() - started, 3)
+            _log.debug("MCP SDK imported", extra={"fields": {"seconds": seconds}})
+            self._on_loaded()
+        finally:
+            self._done.set()
+
+
+async def _answer_early(
+    early: EarlyAnswers, reader: TextIO, writer: TextIO, sdk: SdkLoader
+) -> list[str]:
+    """Answer what ``early`` can until a line needs the SDK, the SDK has loaded or the
+    input ends; the lines read that the SDK must still read, in order."""
+    replay: list[str] = []
+    while not sdk.done:
+        # Abandoned if a signal cancels the wait: nothing interrupts the blocked read, and
+        # the process exits without it.
+        line = await anyio.to_thread.run_sync(reader.readline, abandon_on_cancel=True)
+        if not line:
+            break
+        step = HAND_OFF if sdk.done else early.step(line)
+        if step.reply is not None:
+            await anyio.to_thread.run_sync(_write, writer, step.reply)
+        if step.replay:
+            replay.append(line)
+        if step.hand_off:
+            break
+    return replay
+
+
+async def _serve_with_sdk(
+    dispatcher: Dispatcher,
+    host: StoreHost,
+    caller: Caller,
+    stdin: _Replay,
+    stdout: TextIO,
+    early: EarlyAnswers,
+) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from memcore.mcp.server import build_server
+
+    server = build_server(dispatcher, host, lambda ctx: caller)
+    # AsyncFile only calls readline (stdin), write and flush (stdout) on these.
+    read_from = anyio.wrap_file(cast(TextIO, stdin))
+    write_to = anyio.wrap_file(cast(TextIO, _DropReply(stdout, early)))
+    async with stdio_server(read_from, write_to) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+class _Replay:
+    """The SDK's stdin: the lines read before it ran, then the rest of the input."""
+
+    def __init__(self, lines: Iterable[str], rest: TextIO) -> None:
+        self._lines = deque(lines)
+        self._rest = rest
+
+    def readline(self) -> str:
+        return self._lines.popleft() if self._lines else self._rest.readline()
+
+
+class _DropReply:
+    """The SDK's stdout, without its reply to the ``initialize`` answered early.
+
+    The SDK writes one message per call, and that reply is the first it writes
+    (``initialize`` is handled inline, before the lines replayed after it), so only lines
+    written before it are parsed. A reply that differs from the early one (an SDK upgrade
+    changed the handshake) is logged: the handshake tests catch that before a release.
+    """
+
+    def __init__(self, out: TextIO, early: EarlyAnswers) -> None:
+        self._out = out
+        self._early = early
+        self._pending = early.initialize_id is not None
+
+    def write(self, text: str) -> int:
+        if self._pending and self._is_initialize_reply(text):
+            self._pending = False
+            return len(text)
+        return self._out.write(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def _is_initialize_reply(self, text: str) -> bool:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        wanted = self._early.initialize_id
+        if not (
+            isinstance(message, dict)
+            and "method" not in message
+            and type(message.get("id")) is type(wanted)
+            and message.get("id") == wanted
+        ):
+            return False
+        result = message.get("result")
+        if result != self._early.initialize_result:
+            seen = {"error": message.get("error")} if result is None else {"keys": sorted(result)}
+            _log.warning(
+                "the SDK's initialize reply differs from the one sent while it loaded",
+                extra={"fields": seen},
+            )
+        return True
+
+
+def _write(writer: TextIO, text: str) -> None:
+    writer.write(text)
+    writer.flush()
+
+
+async def _stop_on_signal(
+    scope: anyio.CancelScope,
+    host: StoreHost,
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    # SIGTERM (docker stop) and SIGINT end the server through the same path as EOF, so the
+    # store is closed cleanly. The stdin reader is a thread blocked in a read that
+    # cancellation cannot interrupt, so once the store is closed the process exits without
+    # waiting for the client to close stdin.
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
+        async for _ in signals:
+            threading.Thread(target=_exit_once_closed, args=(host,), daemon=True).start()
+            scope.cancel()
+            return
+
+
+def _exit_once_closed(host: StoreHost) -> None:
+    if host.wait_closed(_CLOSE_SECONDS):
+        _log.info("memcore MCP server stopped")
+    logging.shutdown()
+    os._exit(0)

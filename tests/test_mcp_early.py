@@ -1,0 +1,211 @@
+"""The stdio server answers the handshake before the MCP SDK has loaded, then hands the
+session to the SDK without a client noticing: the SDK's import is held back by a gate file
+(``GATED_SDK_LAUNCHER``), so what is answered while the gate is closed was answered early,
+deterministically. Driven with the SDK's own client in handshake mode and with raw lines
+(each request answered exactly once, in the SDK's words)."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_mcp_support import CORE_TOOLS, server_env, stdio_server
+from test_mcp_support.raw import (
+    GATED_SDK_LAUNCHER,
+    SDK_ONLY_LAUNCHER,
+    RawServer,
+    initialize,
+    notification,
+    request,
+)
+
+ARGS = ["--model", "none", "--log-level", "debug"]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def gate(home: Path) -> Path:
+    return home / "sdk-gate"
+
+
+@pytest.fixture
+def gated(home: Path, gate: Path) -> Iterator[RawServer]:
+    """A server whose SDK stays unloaded until the test creates ``gate``."""
+    command = ["-c", GATED_SDK_LAUNCHER, str(gate), "--data-dir", str(home / "store"), *ARGS]
+    server = RawServer(command, server_env(home), home / "server.log")
+    yield server
+    server.kill()
+
+
+def _by_id(replies: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    ids = [reply["id"] for reply in replies]
+    assert len(ids) == len(set(ids)), f"a request was answered twice: {ids}"
+    return {reply["id"]: reply for reply in replies}
+
+
+# ping exists only in the handshake era, which this client speaks (mode="legacy").
+@pytest.mark.filterwarnings("ignore:ping is removed:mcp.shared.exceptions.MCPDeprecationWarning")
+def test_the_sdk_client_gets_the_handshake_and_tools_before_the_sdk_loads(
+    home: Path, gate: Path
+) -> None:
+    args = ["--data-dir", str(home / "store"), *ARGS]
+    launcher = ["-c", GATED_SDK_LAUNCHER, str(gate)]
+    with stdio_server(
+        args, server_env(home), home / "server.log", launcher=launcher, mode="legacy"
+    ) as client:
+        early_tools = client.tools()
+        assert list(early_tools) == CORE_TOOLS
+        client.portal.call(client.client.send_ping)
+        gate.touch()  # all of the above was answered without the SDK
+        status = client.ok("get_status")
+        assert status["store"]["status"] in ("opening", "open")
+        assert client.tools() == early_tools  # now the SDK's answer: the same
+    log = (home / "server.log").read_text()
+    assert "MCP SDK imported" in log
+    assert "initialize reply differs" not in log  # the SDK's own reply, dropped, was equal
+
+
+def test_pipelined_requests_are_each_answered_once(gated: RawServer, gate: Path) -> None:
+    gated.send(
+        initialize(1),
+        notification("notifications/initialized"),
+        request(2, "tools/list"),
+        request(3, "ping"),
+        request(4, "tools/call", {"name": "no_such_tool", "arguments": {}}),
+        request(5, "tools/list"),
+        request(6, "ping"),
+    )
+    early = _by_id(gated.replies(3))
+    assert set(early) == {1, 2, 3}
+    assert early[1]["result"]["serverInfo"]["name"] == "memcore"
+    assert [t["name"] for t in early[2]["result"]["tools"]] == CORE_TOOLS
+    assert early[3]["result"] == {}
+    # The tools/call needs the SDK: nothing more until it loads.
+    assert gated.silent_for(0.5)
+    gate.touch()
+    late = _by_id(gated.replies(3))
+    assert set(late) == {4, 5, 6}
+    assert late[4]["result"]["isError"] is True
+    assert late[4]["result"]["structuredContent"]["error"]["code"] == "INVALID_PARAMETER"
+    assert late[5]["result"] == early[2]["result"] and late[6]["result"] == {}
+    status, rest = gated.finish()
+    assert (status, rest) == (0, [])  # in particular, no second answer to initialize
+
+
+def test_a_tool_call_right_after_initialize_waits_for_the_sdk(gated: RawServer, gate: Path) -> None:
+    gated.send(initialize(7), request(8, "tools/call", {"name": "get_status", "arguments": {}}))
+    assert gated.replies(1)[0]["id"] == 7
+    assert gated.silent_for(0.5)
+    gate.touch()
+    (reply,) = gated.replies(1)
+    # Answered as a tool, not refused (-32602) as a call before the handshake would be: the
+    # SDK's session did see the initialize answered early.
+    assert reply["id"] == 8 and reply["result"]["isError"] is False
+    assert reply["result"]["structuredContent"]["store"]["status"] in ("opening", "open")
+    gated.send(notification("notifications/initialized"), request(9, "tools/list"))
+    assert gated.replies(1)[0]["id"] == 9
+    assert gated.finish() == (0, [])
+
+
+def test_a_malformed_first_line_is_ignored_as_the_sdk_ignores_it(
+    gated: RawServer, gate: Path
+) -> None:
+    # The SDK answers nothing to a line that is not JSON-RPC (it logs it at debug level):
+    # neither does the server before it loads, and the handshake after it is answered.
+    gated.send("this is not json", "[1, 2]", initialize(1), request(2, "tools/list"))
+    replies = _by_id(gated.replies(2))
+    assert set(replies) == {1, 2} and "result" in replies[1]
+    gate.touch()
+    gated.send(request(3, "ping"))
+    assert gated.replies(1) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+    assert gated.finish() == (0, [])
+
+
+def test_a_first_request_other_than_initialize_is_the_sdks(gated: RawServer, gate: Path) -> None:
+    gated.send(request(1, "tools/list"), initialize(2))
+    assert gated.silent_for(0.5)
+    gate.touch()
+    replies = _by_id(gated.replies(2))
+    # The SDK refuses a request before the handshake, as it always has.
+    assert replies[1]["error"]["code"] == -32602 and "result" in replies[2]
+    assert gated.finish() == (0, [])
+
+
+def test_answers_are_the_same_without_the_early_path(home: Path, gate: Path) -> None:
+    session = [
+        "not json",
+        initialize(1, version="2024-11-05"),
+        notification("notifications/initialized"),
+        request(2, "tools/list"),
+        request("p", "ping"),
+        request(3, "tools/call", {"name": "search", "arguments": {"query": 5}}),
+        request(4, "tools/list", {"cursor": "x"}),
+        request(5, "resources/list"),
+    ]
+    answers = []
+    for launcher in (["-c", SDK_ONLY_LAUNCHER], ["-c", GATED_SDK_LAUNCHER, str(gate)]):
+        command = [*launcher, "--data-dir", str(home / "store"), *ARGS, "--tools", "all"]
+        server = RawServer(command, server_env(home), home / "server.log")
+        try:
+            server.send(*session)
+            first = server.replies(3)  # with the gate: the early answers
+            gate.touch()
+            answers.append(_by_id(first + server.replies(3)))
+            assert server.finish() == (0, [])
+        finally:
+            server.kill()
+    sdk_only, early = answers
+    assert set(early) == {1, 2, "p", 3, 4, 5}
+    assert early == sdk_only
+
+
+def test_a_signal_before_the_sdk_loads_stops_the_server(gated: RawServer, home: Path) -> None:
+    gated.send(initialize(1))
+    assert gated.replies(1)[0]["id"] == 1
+    gated.proc.send_signal(signal.SIGTERM)
+    assert gated.proc.wait(timeout=20) == 0
+    assert "memcore MCP server stopped" in (home / "server.log").read_text()
+
+
+# Prints to stdout and runs a child that writes to it, in the handshake and in a tool call.
+STRAY_OUTPUT_LAUNCHER = """
+import subprocess, sys
+from memcore.mcp import dispatch, handshake
+def stray(where):
+    print("stray print", where, flush=True)
+    subprocess.run(["echo", "stray child", where], check=True)
+step, call = handshake.EarlyAnswers.step, dispatch.Dispatcher.call
+def noisy_step(self, line):
+    stray("early")
+    return step(self, line)
+async def noisy_call(self, *args):
+    stray("call")
+    return await call(self, *args)
+handshake.EarlyAnswers.step, dispatch.Dispatcher.call = noisy_step, noisy_call
+from memcore.mcp.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_stray_output_never_reaches_the_wire(home: Path) -> None:
+    command = ["-c", STRAY_OUTPUT_LAUNCHER, "--data-dir", str(home / "store"), *ARGS]
+    server = RawServer(command, server_env(home), home / "server.log")
+    try:
+        server.send(initialize(1), request(2, "tools/list"))
+        server.send(request(3, "tools/call", {"name": "get_status", "arguments": {}}))
+        replies = _by_id(server.replies(3))  # each line parses as JSON-RPC
+        assert set(replies) == {1, 2, 3}
+        assert server.finish() == (0, [])
+    finally:
+        server.kill()
+    log = (home / "server.log").read_text()
+    for text in ("stray print early", "stray child early", "stray print call", "stray child call"):
+        assert text in log  # diverted to stderr

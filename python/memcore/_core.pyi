@@ -8,6 +8,23 @@ from typing import Any, ClassVar, final
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "SCHEMA_VERSION",
+    "DimensionMismatchError",
+    "EmbeddingError",
+    "Engine",
+    "InvalidParameterError",
+    "MemcoreError",
+    "MemoryNotFoundError",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "ResourceBusyError",
+    "StorageError",
+    "UnauthorizedError",
+    "ValidationFailedError",
+    "__version__",
+]
+
 __version__: str
 SCHEMA_VERSION: int
 
@@ -63,6 +80,29 @@ class Engine:
         text_analyzer: str | None = None,
     ) -> Engine: ...
     def close(self) -> None: ...
+    @staticmethod
+    def export_kinds() -> list[str]:
+        """Record types in the order an import should replay them."""
+    def export_page(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        after: str = "",
+        limit: int = 1000,
+        with_vectors: bool = False,
+    ) -> list[dict[str, Any]]:
+        """One page of records of `kind` ordered by id after `after` ("" to start)."""
+    def restore(
+        self, records: list[dict[str, Any]], *, skip_existing: bool = False
+    ) -> dict[str, int]:
+        """Restore exported records in one transaction: `{"restored", "skipped"}`."""
+    @staticmethod
+    def writing_tools() -> list[str]:
+        """Tool names whose documents count as written by the agent."""
+    @staticmethod
+    def normalize_tool(tool: str) -> str:
+        """A tool name as stored (upper-case, `_` for spaces and dashes)."""
     @property
     def path(self) -> str: ...
     @property

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from memcore import _core
 from memcore._time import TimeLike, now_micros, optional_micros
 from memcore.conversation_records import ContextResult, DocumentRead, TurnRecord, TurnResult
 from memcore.documents import DocumentResolver, Snapshot, snapshot
@@ -37,25 +38,9 @@ if TYPE_CHECKING:
     from memcore._facade.base import VectorLike
     from memcore._facade.conversation import ConversationAPI
 
-# Tools whose documents the agent writes (provenance "agent"); the same list as the
-# core's `WRITING_TOOLS`, which the bindings do not export.
-WRITING_TOOLS = frozenset(
-    {
-        "EDIT",
-        "WRITE",
-        "CREATE",
-        "MULTIEDIT",
-        "MULTI_EDIT",
-        "PATCH",
-        "APPLY_PATCH",
-        "DELETE",
-        "MOVE",
-        "RENAME",
-        "STR_REPLACE",
-        "INSERT",
-        "NOTEBOOKEDIT",
-    }
-)
+# Tools whose documents the agent writes (provenance "agent"): the core's list, which
+# decides provenance when a turn is recorded.
+WRITING_TOOLS = frozenset(_core.Engine.writing_tools())
 #: Stored turns whose documents a reopened conversation loads as "touched".
 STORED_TURNS_SCANNED = 50
 _PROCEDURE_KEYS = frozenset({"tool", "args", "documents", "writes", "at"})
@@ -67,7 +52,7 @@ def normalize_tool(tool: Any, field: str = "tool") -> str:
     """A tool name as the core stores it: trimmed, upper-case, spaces and dashes as `_`."""
     if not isinstance(tool, str) or not tool.strip():
         raise invalid(field, f"A tool name must be a non-empty string, got {tool!r}.")
-    return tool.strip().upper().replace(" ", "_").replace("-", "_")
+    return _core.Engine.normalize_tool(tool)
 
 
 def args_json(args: Any, field: str = "args") -> str:

@@ -236,3 +236,62 @@ fn store_then_search_never_misses_during_indexing() {
         "not found right after storing: {missed:?}"
     );
 }
+
+/// Above the exact-search cut-off the graph walk applies the filter: a
+/// thread holding 1% of the documents and a namespace where almost every
+/// document was invalidated must still return everything they admit.
+#[test]
+fn selective_filters_on_the_graph_path_still_return_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let total = memcore::vector::EXACT_MAX as u64 + 1000;
+    let batch: Vec<NewMemory> = (0..total)
+        .map(|i| NewMemory {
+            embedding: Some(vector(i)),
+            thread_id: (i % 100 == 0).then(|| "rare".to_owned()),
+            ..NewMemory::text(format!("memory {i}"))
+        })
+        .collect();
+    let ids: Vec<String> = engine
+        .store_memories(batch)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    engine.flush().unwrap();
+
+    let in_thread = SearchQuery {
+        thread_id: Some("rare"),
+        ..SearchQuery::memories("default", 50)
+    };
+    let hits = engine.search_vector(&in_thread, &vector(7)).unwrap();
+    assert_eq!(hits.len(), 50);
+    let found = engine.memories_for(&hits).unwrap();
+    assert!(
+        found
+            .iter()
+            .all(|(m, _)| m.thread_id.as_deref() == Some("rare"))
+    );
+
+    // Leave 20 valid documents: the walk runs out of admitted neighbours
+    // and the exact fallback finds them all.
+    let keep: Vec<&String> = ids.iter().step_by(ids.len() / 20).take(20).collect();
+    for id in &ids {
+        if !keep.contains(&id) {
+            engine.invalidate("default", id, None).unwrap();
+        }
+    }
+    let hits = engine
+        .search_vector(&SearchQuery::memories("default", 50), &vector(3))
+        .unwrap();
+    let mut got: Vec<String> = engine
+        .memories_for(&hits)
+        .unwrap()
+        .into_iter()
+        .map(|(m, _)| m.id)
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = keep.into_iter().cloned().collect();
+    want.sort();
+    assert_eq!(got, want);
+}

@@ -139,8 +139,12 @@ impl Engine {
                 format!("token_budget must be between 1 and {MAX_TOKEN_BUDGET}."),
             ));
         }
-        let candidates = self.context_candidates(request)?;
-        let conn = self.store.reader()?;
+        let reader = self.store.reader()?;
+        // One read snapshot for every lookup of the request: a consistent view,
+        // and the WAL locks taken once instead of once per statement (a request
+        // runs hundreds of small queries).
+        let conn = reader.unchecked_transaction()?;
+        let candidates = self.context_candidates(&conn, request)?;
         let now = now_micros();
         // Rank by match × recency first and traverse only the best few: a
         // popular file can be touched by hundreds of turns.
@@ -180,12 +184,17 @@ impl Engine {
         });
         let result = pack(items, request.token_budget, request.limit, now);
         drop(conn);
+        drop(reader);
         self.note_surfaced(request.namespace, &result.items, now);
         Ok(result)
     }
 
     /// Candidate turns: id → (search score, shared documents).
-    fn context_candidates(&self, request: &ContextRequest<'_>) -> Result<Candidates> {
+    fn context_candidates(
+        &self,
+        conn: &Connection,
+        request: &ContextRequest<'_>,
+    ) -> Result<Candidates> {
         let query = SearchQuery {
             namespace: request.namespace,
             kinds: KindSet::only(Kind::UserTurn),
@@ -204,7 +213,6 @@ impl Engine {
                 request.vector,
                 &RecallOptions::default(),
             )?;
-            let conn = self.store.reader()?;
             let n = hits.len() as f64;
             for hit in &hits {
                 // Ties share a rank (equal matches score equally).
@@ -212,7 +220,7 @@ impl Engine {
                     .iter()
                     .filter(|h| h.scores.fused > hit.scores.fused)
                     .count();
-                if let Some(turn) = conv::turn_by_doc_key(&conn, hit.key)? {
+                if let Some(turn) = conv::turn_by_doc_key(conn, hit.key)? {
                     // By rank, 1.0 down to 0.5: a match is a match even when
                     // it is the only one (a lone z-score is 0 and says nothing).
                     let score = 1.0 - 0.5 * rank as f64 / n;
@@ -221,9 +229,8 @@ impl Engine {
             }
         }
         if !request.documents.is_empty() {
-            let conn = self.store.reader()?;
             let touching = conv::turns_touching(
-                &conn,
+                conn,
                 request.namespace,
                 request.documents,
                 request.conversation_id,

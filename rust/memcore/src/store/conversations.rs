@@ -235,8 +235,11 @@ pub fn latest_version(conn: &Connection, document_id: &str) -> Result<Option<Doc
 pub fn insert_version(conn: &Connection, v: &DocVersion, content: Option<&str>) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO doc_versions(id, document_id, version, content_hash, content, size,
-             provenance, turn_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             provenance, turn_id, created_at, externals)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                 (?7 = 'external') + COALESCE((SELECT externals FROM doc_versions
+                     WHERE document_id = ?2 AND version < ?3
+                     ORDER BY version DESC LIMIT 1), 0))",
     )?
     .execute(params![
         v.id,
@@ -311,10 +314,18 @@ pub fn record_touch(conn: &Connection, document_id: &str, turn: &Turn) -> Result
         turn.conversation_id,
         turn.created_at
     ])?;
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO document_conversations(document_id, conversation_id) VALUES (?1, ?2)",
-    )?
-    .execute(params![document_id, turn.conversation_id])?;
+    let first_touch = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO document_conversations(document_id, conversation_id)
+             VALUES (?1, ?2)",
+        )?
+        .execute(params![document_id, turn.conversation_id])?;
+    if first_touch > 0 {
+        conn.prepare_cached(
+            "UPDATE documents SET conversations = conversations + 1 WHERE id = ?1",
+        )?
+        .execute([document_id])?;
+    }
     Ok(())
 }
 
@@ -382,36 +393,50 @@ pub fn turns_touching(
     Ok(out)
 }
 
-/// Distinct conversations that touched a document.
+/// Distinct conversations that touched a document (a counter kept by
+/// [`record_touch`]).
 pub fn familiarity(conn: &Connection, document_id: &str) -> Result<i64> {
     Ok(conn
-        .prepare_cached("SELECT count(*) FROM document_conversations WHERE document_id = ?1")?
-        .query_row([document_id], |r| r.get(0))?)
+        .prepare_cached("SELECT conversations FROM documents WHERE id = ?1")?
+        .query_row([document_id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// Version count, first and latest version time and the latest version
-/// number of a document (read through the (document, version) index).
+/// number of a document. Versions are numbered from 1 without gaps (they are
+/// only ever deleted with their document), so the latest number is the count
+/// and two index seeks answer it, where an aggregate visited every version of
+/// a popular file on every retrieval.
 pub fn version_summary(
     conn: &Connection,
     document_id: &str,
 ) -> Result<(i64, Timestamp, Timestamp, i64)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT count(*), COALESCE(min(created_at), 0), COALESCE(max(created_at), 0),
-                    COALESCE(max(version), 0)
-             FROM doc_versions WHERE document_id = ?1",
-        )?
-        .query_row([document_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?)
+    let edge = |order: &str| -> Result<Option<(i64, Timestamp)>> {
+        Ok(conn
+            .prepare_cached(&format!(
+                "SELECT version, created_at FROM doc_versions WHERE document_id = ?1
+                 ORDER BY version {order} LIMIT 1"
+            ))?
+            .query_row([document_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    };
+    let Some((latest, last)) = edge("DESC")? else {
+        return Ok((0, 0, 0, 0));
+    };
+    let first = edge("ASC")?.map_or(last, |(_, at)| at);
+    Ok((latest, first, last, latest))
 }
 
-/// External versions of a document newer than `version`.
+/// External versions of a document newer than `version` (from the running
+/// counts: two index seeks, however long the version chain).
 pub fn external_since(conn: &Connection, document_id: &str, version: i64) -> Result<i64> {
     Ok(conn
         .prepare_cached(
-            "SELECT count(*) FROM doc_versions
-             WHERE document_id = ?1 AND version > ?2 AND provenance = 'external'",
+            "SELECT COALESCE((SELECT externals FROM doc_versions WHERE document_id = ?1
+                              ORDER BY version DESC LIMIT 1), 0)
+                  - COALESCE((SELECT externals FROM doc_versions
+                              WHERE document_id = ?1 AND version = ?2), 0)",
         )?
         .query_row(params![document_id, version], |r| r.get(0))?)
 }

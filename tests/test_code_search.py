@@ -3,6 +3,7 @@ words (BM25 alone), project and language filters, and what a hit carries."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,9 @@ import pytest
 
 import memcore
 from conftest import MINILM_DIR, require_model
+from memcore.code.chunker import chunk_file
+from memcore.code.indexer import EMBED_MAX_TOKENS
+from memcore.transfer import export_store, import_store
 
 FILES = {
     "src/numbers.py": (
@@ -135,6 +139,52 @@ def test_a_precomputed_query_vector(minilm: memcore.Memory) -> None:
     assert minilm.embeddings is not None
     vector = np.array(minilm.embeddings.embed_query("reverse a string"))
     assert minilm.search_code("reverse a string", vector=vector)[0].name == "Reverse"
+
+
+# One function of about 400 tokens: what it is for comes first, the rest is detail.
+LONG_FUNCTION = (
+    "def rotate_logs(directory, keep):\n"
+    '    """Delete the oldest log files so that only the newest ones are kept."""\n'
+    + "".join(
+        f"    stage_{i} = compress_archive(directory, level={i}, suffix='.gz{i}')\n"
+        for i in range(30)
+    )
+)
+
+
+def _stored_cosine(mem: memcore.Memory, project_id: str, vector: np.ndarray) -> float:
+    [hit] = mem.search_code("rotate logs", project_id=project_id, vector=vector, limit=1)
+    assert hit.name == "rotate_logs" and hit.scores.vector is not None
+    return hit.scores.vector
+
+
+def test_code_chunks_are_embedded_at_the_models_training_length(
+    minilm: memcore.Memory, tmp_path: Path
+) -> None:
+    assert minilm.embeddings is not None
+    project = write(tmp_path / "logs", {"logs.py": LONG_FUNCTION})
+    [chunk] = chunk_file(LONG_FUNCTION, "python", "logs.py")
+    assert minilm.embeddings.count_tokens(chunk.content) > 2 * EMBED_MAX_TOKENS
+    head, whole = (
+        minilm.embeddings.embed_passages([chunk.content], max_tokens=limit)[0]
+        for limit in (EMBED_MAX_TOKENS, None)
+    )
+    assert float(head @ whole) < 0.99
+    minilm.index_project(project, "logs")
+    try:
+        # The stored vector is the chunk's first 128 tokens, not the model's 256.
+        assert _stored_cosine(minilm, "logs", head) == pytest.approx(1.0, abs=1e-3)
+        assert _stored_cosine(minilm, "logs", whole) < 0.99
+        # An export without vectors, imported into another store, is embedded the same way.
+        out = io.StringIO()
+        export_store(minilm, out)
+        lines = [line.encode() for line in out.getvalue().splitlines(keepends=True)]
+        with memcore.Memory(tmp_path / "imported", model_path=MINILM_DIR) as other:
+            assert other.embeddings is not None and other.embeddings.wait_ready(60)
+            import_store(other, lines)
+            assert _stored_cosine(other, "logs", head) == pytest.approx(1.0, abs=1e-3)
+    finally:
+        minilm.delete_project("logs")
 
 
 def test_identifier_words_match_with_bm25_alone(mem: memcore.Memory, tmp_path: Path) -> None:

@@ -115,6 +115,12 @@ def test_minilm_tokenizer_overrides_truncation_and_padding() -> None:
     assert mask.tolist() == [[1, 1, 1], [1, 1, 0]]
     assert ids[1, 2] == tokenizer.pad_id == 0
     assert tokenizer.count(long_text) == 400  # counting is not truncated
+    # A shorter limit per call keeps [CLS] and [SEP]; a longer one is the model's own.
+    short = tokenizer.encode([long_text, "hi"], max_length=128)
+    assert [len(r) for r in short] == [128, 3] and short[0][-1] == rows[0][-1] == 102
+    assert short[0][:127] == rows[0][:127]
+    assert [len(r) for r in tokenizer.encode([long_text], max_length=1000)] == [256]
+    assert [len(r) for r in tokenizer.encode([long_text], max_length=1)] == [3]
     assert tokenizer.pad([[], []])[0].shape == (2, 1)
 
 

@@ -292,6 +292,31 @@ def test_many_threads_get_the_same_vectors(minilm: EmbeddingService) -> None:
         np.testing.assert_allclose(vectors, expected[index : index + len(vectors)], atol=1e-5)
 
 
+def test_passages_can_be_truncated_shorter_than_the_model(minilm: EmbeddingService) -> None:
+    # "authentication" is one MiniLM token: with [CLS] and [SEP], 126 of them fill 128
+    # tokens; another topic follows.
+    head = "authentication " * 126
+    long_text = head + "the weather is sunny and warm " * 40
+    short, whole, cut = minilm.embed_passages(
+        ["fix the login bug", long_text, head.strip()], max_tokens=128
+    )
+    # [CLS] + 126 words + [SEP]: the tail is cut off, so the text embeds as its head.
+    np.testing.assert_allclose(short, minilm.embed_passages(["fix the login bug"])[0], atol=1e-5)
+    np.testing.assert_allclose(whole, cut, atol=1e-5)
+    at_model_length = minilm.embed_passages([long_text])[0]
+    assert float(at_model_length @ cut) < 0.99  # at 256 tokens the tail counts
+    # A limit at or above the model's own changes nothing; one too short to hold the
+    # special tokens is raised to fit them rather than disabling truncation.
+    np.testing.assert_allclose(
+        minilm.embed_passages([long_text], max_tokens=4096)[0], at_model_length, atol=1e-5
+    )
+    one = minilm.embed_passages([long_text], max_tokens=1)[0]
+    np.testing.assert_allclose(one, minilm.embed_passages(["authentication"])[0], atol=1e-5)
+    for bad in (0, -3, True, 2.5):
+        with pytest.raises(InvalidParameterError, match="max_tokens"):
+            minilm.embed_passages(["x"], max_tokens=bad)  # type: ignore[arg-type]
+
+
 def test_count_tokens_uses_the_tokenizer(minilm: EmbeddingService) -> None:
     assert minilm.count_tokens("hello world") == 2
     assert minilm.count_tokens("") == 0

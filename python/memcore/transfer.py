@@ -409,13 +409,26 @@ class _VectorPlan:
             record.pop("vector", None)
         if self.service is None:
             return 0
-        texts = [(i, text) for i, r in enumerate(records) if (text := _embedded_text(r))]
-        if not texts:
-            return 0
-        matrix = self.service.embed_passages([text for _, text in texts])
-        for (i, _), row in zip(texts, matrix, strict=True):
-            records[i]["vector"] = row
-        return len(texts)
+        # Code chunks are embedded at the indexer's token limit, everything else at the model's.
+        groups: dict[int | None, list[tuple[int, str]]] = {}
+        for i, record in enumerate(records):
+            text = _embedded_text(record)
+            if text:
+                groups.setdefault(_max_tokens(record), []).append((i, text))
+        for limit, texts in groups.items():
+            matrix = self.service.embed_passages([text for _, text in texts], max_tokens=limit)
+            for (i, _), row in zip(texts, matrix, strict=True):
+                records[i]["vector"] = row
+        return sum(len(texts) for texts in groups.values())
+
+
+def _max_tokens(record: Mapping[str, Any]) -> int | None:
+    """The token limit a record's text is embedded at: the indexer's for code chunks."""
+    if record["type"] != "code_chunk":
+        return None
+    from memcore.code.indexer import EMBED_MAX_TOKENS
+
+    return EMBED_MAX_TOKENS
 
 
 def _embedded_text(record: Mapping[str, Any]) -> str | None:

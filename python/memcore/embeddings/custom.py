@@ -55,8 +55,10 @@ class CustomEmbedder:
         self.dim = 0
         self.dim = int(self._embed_chunk([_PROBE_TEXT]).shape[1])
 
-    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+    def embed(self, texts: Sequence[str], max_tokens: int | None = None) -> FloatMatrix:
         """Embed ``texts`` through the function, in order.
+
+        ``max_tokens`` is ignored: without a tokenizer, truncation is the function's own.
 
         Returns:
             ``(len(texts), dim)`` float32, L2-normalised.

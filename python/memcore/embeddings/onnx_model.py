@@ -96,11 +96,13 @@ class OnnxEmbedder:
                 f"graph produces {self.dim}d vectors, {spec.name!r} expects {spec.dim}d"
             )
 
-    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+    def embed(self, texts: Sequence[str], max_tokens: int | None = None) -> FloatMatrix:
         """Embed texts (prefixes already applied) in token-bounded batches.
 
         Args:
             texts: The texts, in order.
+            max_tokens: Truncate each text at this many tokens (special tokens included)
+                when that is shorter than the model's ``max_length``.
 
         Returns:
             ``(len(texts), dim)`` float32 rows in input order, L2-normalised if the spec says so.
@@ -108,7 +110,7 @@ class OnnxEmbedder:
         Raises:
             RetriesExhaustedError: If a batch still fails after every retry.
         """
-        rows = self._tokenizer.encode(texts)
+        rows = self._tokenizer.encode(texts, max_tokens)
         batches = plan_batches([len(r) for r in rows], self._max_batch_tokens, self._max_batch_size)
         result: FloatMatrix | None = None
         for batch in batches:

@@ -121,8 +121,9 @@ _SPECS = (
         dim=384,
         pooling="mean",
         output_name="last_hidden_state",
-        # sentence-transformers trains and serves this model at 256 tokens; the upstream
-        # tokenizer.json still says 128, which would silently cut longer passages.
+        # sentence-transformers serves this model at 256 tokens (it was fine-tuned at 128,
+        # which the upstream tokenizer.json still says); memories and documents get 256.
+        # The code indexer asks for 128 per call (memcore.code.indexer.EMBED_MAX_TOKENS).
         max_length=256,
         size_mb=23,
         hf_repo="sentence-transformers/all-MiniLM-L6-v2",

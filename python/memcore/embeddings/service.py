@@ -254,7 +254,7 @@ class EmbeddingService:
         self._cache.put(key, vector)
         return vector
 
-    def embed_passages(self, texts: Sequence[str]) -> FloatMatrix:
+    def embed_passages(self, texts: Sequence[str], *, max_tokens: int | None = None) -> FloatMatrix:
         """Embed passages for storage, with the model's passage prefix.
 
         Texts are tokenized once, sorted by length and run in batches of at most
@@ -263,21 +263,32 @@ class EmbeddingService:
 
         Args:
             texts: The passages (a sequence of strings, not a single string).
+            max_tokens: Truncate each passage (prefix and special tokens included) at this
+                many tokens when that is shorter than the model's own maximum length; the
+                code indexer embeds at the length MiniLM was trained at. A custom
+                embedding function gets the whole text.
 
         Returns:
             ``(len(texts), dim)`` float32, L2-normalised.
 
         Raises:
             EmbeddingError: If the model is not ready or inference failed after retries.
-            InvalidParameterError: If ``texts`` is a string or holds a non-string.
+            InvalidParameterError: If ``texts`` is a string or holds a non-string, or
+                ``max_tokens`` is not a positive integer.
         """
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise invalid("texts", "texts must be a sequence of strings")
+        if max_tokens is not None and (
+            not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+        ):
+            raise invalid(
+                "max_tokens", f"max_tokens must be a positive integer (got {max_tokens!r})"
+            )
         backend, spec = self._ready()
         prefix = spec.passage_prefix if spec else ""
         if not texts:
             return np.empty((0, backend.dim), dtype=np.float32)
-        return self._embed(backend, [prefix + t for t in texts])
+        return self._embed(backend, [prefix + t for t in texts], max_tokens)
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by the model's tokenizer (no special tokens, no truncation).
@@ -303,9 +314,11 @@ class EmbeddingService:
                 raise EmbeddingError(NOT_READY_MESSAGE)
             return self._backend, self._spec
 
-    def _embed(self, backend: Embedder, texts: list[str]) -> FloatMatrix:
+    def _embed(
+        self, backend: Embedder, texts: list[str], max_tokens: int | None = None
+    ) -> FloatMatrix:
         try:
-            return backend.embed(texts)
+            return backend.embed(texts, max_tokens)
         except RetriesExhaustedError as exc:
             raise EmbeddingError(f"Embedding failed: {exc}") from exc
         except InvalidEmbedderOutputError as exc:

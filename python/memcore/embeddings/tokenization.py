@@ -6,6 +6,7 @@ imported on the path that constructs a service.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +28,10 @@ class TextTokenizer:
     per batch, to the batch's longest row.
 
     A second instance without truncation counts tokens, so that budgets computed from
-    :meth:`count` see a long text's real length rather than the truncated one.
+    :meth:`count` see a long text's real length rather than the truncated one. Callers may
+    ask for a shorter truncation per call (:meth:`encode`'s ``max_length``); each shorter
+    length gets its own copy of the tokenizer, since changing a shared tokenizer's
+    truncation would race with concurrent encodes.
     """
 
     def __init__(self, path: Path, *, max_length: int, add_special_tokens: bool) -> None:
@@ -45,17 +49,44 @@ class TextTokenizer:
         counter = Tokenizer.from_file(str(path))
         counter.no_padding()
         counter.no_truncation()
+        self.max_length = max_length
         self._encoder = encoder
         self._counter = counter
         self._add_special_tokens = add_special_tokens
+        # Below this, the tokenizers library cannot fit the special tokens and silently
+        # stops truncating; shorter requests are raised to it.
+        self._min_length = encoder.num_special_tokens_to_add(False) + 1 if add_special_tokens else 1
+        self._shorter: dict[int, Tokenizer] = {}
+        self._shorter_lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each text, truncated, unpadded."""
+    def encode(self, texts: Sequence[str], max_length: int | None = None) -> list[list[int]]:
+        """Token ids of each text, truncated, unpadded.
+
+        Args:
+            texts: The texts.
+            max_length: Truncate at this many tokens (special tokens included) instead of
+                the model's own length; ignored when not shorter than it, and raised to the
+                special tokens plus one when below that.
+        """
+        encoder = self._encoder_for(max_length)
         # The fast variant skips character offsets, which embedding never needs.
-        encodings = self._encoder.encode_batch_fast(
+        encodings = encoder.encode_batch_fast(
             list(texts), add_special_tokens=self._add_special_tokens
         )
         return [encoding.ids for encoding in encodings]
+
+    def _encoder_for(self, max_length: int | None) -> Tokenizer:
+        if max_length is None or max_length >= self.max_length:
+            return self._encoder
+        length = max(max_length, self._min_length)
+        with self._shorter_lock:
+            encoder = self._shorter.get(length)
+            if encoder is None:
+                encoder = Tokenizer.from_str(self._encoder.to_str())
+                encoder.no_padding()
+                encoder.enable_truncation(length)
+                self._shorter[length] = encoder
+        return encoder
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` without special tokens and without truncation."""

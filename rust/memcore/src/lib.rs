@@ -13,6 +13,7 @@ pub mod ids;
 pub mod kind;
 pub mod knowledge;
 pub mod memory;
+pub mod priority;
 pub mod store;
 pub mod temporal;
 pub mod text;

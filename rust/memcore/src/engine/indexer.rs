@@ -96,6 +96,7 @@ impl Indexer {
         let thread = std::thread::Builder::new()
             .name("memcore-indexer".into())
             .spawn(move || {
+                crate::priority::lower_current_thread();
                 let progress = Progress {
                     text_seq,
                     vector_seq,

@@ -20,7 +20,10 @@
 //!   the process (per connection), where the budget is 400 MB at 100k
 //!   memories and the vector graph alone takes 160 MB.
 //! - `temp_store=MEMORY`: sorts for listings never touch disk.
+//! - WAL checkpoints run on a background thread, not inside a commit (see
+//!   [`checkpoint`]).
 
+mod checkpoint;
 pub mod code;
 pub mod conversations;
 pub mod entities;
@@ -38,6 +41,7 @@ use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
+use checkpoint::Checkpointer;
 pub use lock::{DirLock, LOCK_FILE};
 pub use schema::latest_version as schema_version;
 
@@ -69,6 +73,8 @@ pub struct StoreOptions {
 pub struct Store {
     dir: PathBuf,
     options: StoreOptions,
+    /// Declared before `writer`, so its thread stops before the writer closes.
+    _checkpointer: Option<Checkpointer>,
     writer: Option<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
     _lock: Option<DirLock>,
@@ -124,6 +130,7 @@ impl Store {
             return Ok(Store {
                 dir: dir.to_path_buf(),
                 options,
+                _checkpointer: None,
                 writer: None,
                 readers: Mutex::new(vec![first]),
                 _lock: None,
@@ -134,9 +141,11 @@ impl Store {
         let mut writer = Connection::open(&db_path)?;
         configure(&writer, options.durability)?;
         schema::migrate(&mut writer)?;
+        let checkpointer = Checkpointer::start(&db_path, &mut writer)?;
         Ok(Store {
             dir: dir.to_path_buf(),
             options,
+            _checkpointer: Some(checkpointer),
             writer: Some(Mutex::new(writer)),
             readers: Mutex::new(Vec::new()),
             _lock: Some(lock),

@@ -122,9 +122,12 @@ impl TextIndex {
         let writer = if read_only {
             None
         } else {
-            let w = index
-                .writer_with_num_threads(1, WRITER_HEAP_BYTES)
-                .map_err(|e| tantivy_err("writer", &e))?;
+            // Created at background priority, so tantivy's indexing and merge
+            // threads inherit it (see `crate::priority`).
+            let w = crate::priority::spawn_background(|| {
+                index.writer_with_num_threads(1, WRITER_HEAP_BYTES)
+            })
+            .map_err(|e| tantivy_err("writer", &e))?;
             Some(Mutex::new(w))
         };
         let reader = index

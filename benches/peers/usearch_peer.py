@@ -15,7 +15,7 @@ class UsearchPeer(Peer):
     supports = frozenset({"vector"})
     # memcore's own HNSW parameters (rust/memcore/src/vector/hnsw.rs), so the comparison is of
     # the engines around the graph, not of two different graphs.
-    CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH = 16, 128, 64
+    CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH = 16, 128, 80
 
     def _new_index(self) -> Index:
         return Index(

@@ -36,11 +36,15 @@ pub struct HnswParams {
 }
 
 impl Default for HnswParams {
+    /// `expansion_search` 80, not usearch's 64: on 100k MiniLM embeddings of
+    /// templated memories (dense near-duplicates), 64 gave recall@10 0.941
+    /// against exact search and 80 gives 0.951, for about 15% more search
+    /// time (0.49 -> 0.57 ms, raw usearch, same run); 96 gives 0.959 at +48%.
     fn default() -> Self {
         HnswParams {
             connectivity: 16,
             expansion_add: 128,
-            expansion_search: 64,
+            expansion_search: 80,
         }
     }
 }

@@ -35,7 +35,7 @@ import base64
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol, cast
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,26 +82,6 @@ class TransferError(Exception):
     """The file cannot be imported; the message says why and where."""
 
 
-class _Native(Protocol):
-    """The engine's export/restore calls (not yet declared in ``_core.pyi``)."""
-
-    def export_kinds(self) -> list[str]: ...
-
-    def export_page(
-        self,
-        kind: str,
-        *,
-        namespace: str | None = None,
-        after: str = "",
-        limit: int = 1000,
-        with_vectors: bool = False,
-    ) -> list[dict[str, Any]]: ...
-
-    def restore(
-        self, records: list[dict[str, Any]], *, skip_existing: bool = False
-    ) -> dict[str, int]: ...
-
-
 def _engine(memory: Memory) -> Engine:
     # Transfer works below the facade on purpose: only the engine can write records back
     # with their own ids and times.
@@ -129,8 +109,7 @@ def export_store(
         progress: Called with (kind, records written) after each page.
     """
     engine = _engine(memory)
-    native = cast(_Native, engine)
-    kinds = list(native.export_kinds())
+    kinds = list(engine.export_kinds())
     identity = engine.embedding_identity()
     header = {
         "type": "header",
@@ -149,7 +128,7 @@ def export_store(
     namespaces: set[str] = set()
     for kind in kinds:
         counts[kind] = 0
-        for page in _pages(native, kind, namespace, with_vectors):
+        for page in _pages(engine, kind, namespace, with_vectors):
             for record in page:
                 if isinstance(record.get("namespace"), str):
                     namespaces.add(record["namespace"])
@@ -167,11 +146,11 @@ def export_store(
 
 
 def _pages(
-    native: _Native, kind: str, namespace: str | None, with_vectors: bool
+    engine: Engine, kind: str, namespace: str | None, with_vectors: bool
 ) -> Iterator[list[dict[str, Any]]]:
     after = ""
     while True:
-        page = native.export_page(
+        page = engine.export_page(
             kind, namespace=namespace, after=after, limit=BATCH, with_vectors=with_vectors
         )
         if page:
@@ -247,7 +226,7 @@ def import_store(
     header = _header(next(reader, None))
     version = int(header["version"])
     batch = _Batch(memory, header, skip_existing=skip_existing, embed=embed)
-    known = set(cast(_Native, _engine(memory)).export_kinds())
+    known = set(_engine(memory).export_kinds())
     projects: list[dict[str, Any]] = []
     end: dict[str, Any] | None = None
     for number, record in reader:
@@ -365,7 +344,7 @@ class _Batch:
             return
         self.report.embedded += self._vectors.apply(records)
         try:
-            result = cast(_Native, self._engine).restore(records, skip_existing=self._skip)
+            result = self._engine.restore(records, skip_existing=self._skip)
         except MemcoreError as exc:
             raise TransferError(
                 f"lines {self._first_line}-{self._last_line}: {exc} (the {self.report.restored} "

@@ -261,12 +261,13 @@ impl SignalCache {
         let mut documents = Vec::with_capacity(p.versions.len());
         for v in p.versions {
             if !self.documents.contains_key(&v.document_id) {
-                let (count, first, last, latest) = conv::version_summary(conn, &v.document_id)?;
+                // Versions are numbered without gaps: the latest is the count.
+                let (latest, first, last) = conv::version_summary(conn, &v.document_id)?;
                 let days = ((last - first) as f64 / 86_400e6).max(1.0);
                 let familiarity = conv::familiarity(conn, &v.document_id)?;
                 self.documents.insert(
                     v.document_id.clone(),
-                    (latest, count as f64 / days, familiarity),
+                    (latest, latest as f64 / days, familiarity),
                 );
             }
             let (latest, volatility, familiarity) = self.documents[&v.document_id];

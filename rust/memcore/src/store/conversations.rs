@@ -403,15 +403,15 @@ pub fn familiarity(conn: &Connection, document_id: &str) -> Result<i64> {
         .unwrap_or(0))
 }
 
-/// Version count, first and latest version time and the latest version
-/// number of a document. Versions are numbered from 1 without gaps (they are
-/// only ever deleted with their document), so the latest number is the count
+/// The latest version number of a document with its first and latest
+/// version times. Versions are numbered from 1 without gaps (they are only
+/// ever deleted with their document), so the latest number is also the count,
 /// and two index seeks answer it, where an aggregate visited every version of
 /// a popular file on every retrieval.
 pub fn version_summary(
     conn: &Connection,
     document_id: &str,
-) -> Result<(i64, Timestamp, Timestamp, i64)> {
+) -> Result<(i64, Timestamp, Timestamp)> {
     let edge = |order: &str| -> Result<Option<(i64, Timestamp)>> {
         Ok(conn
             .prepare_cached(&format!(
@@ -422,10 +422,10 @@ pub fn version_summary(
             .optional()?)
     };
     let Some((latest, last)) = edge("DESC")? else {
-        return Ok((0, 0, 0, 0));
+        return Ok((0, 0, 0));
     };
     let first = edge("ASC")?.map_or(last, |(_, at)| at);
-    Ok((latest, first, last, latest))
+    Ok((latest, first, last))
 }
 
 /// External versions of a document newer than `version` (from the running

@@ -38,6 +38,7 @@ pub mod vectors;
 use std::path::{Path, PathBuf};
 
 use parking_lot::{Mutex, MutexGuard};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
@@ -241,6 +242,11 @@ fn tune(conn: &Connection) -> Result<()> {
     // Above the number of distinct statements the engine prepares (~150), so a
     // pooled connection serving every code path never re-parses one.
     conn.set_prepared_statement_cache_capacity(256);
+    // Query planner stability: SQLite otherwise re-plans a cached statement
+    // whenever a bound LIMIT changes or an integer parameter moves to or from
+    // 0/1 (to use STAT4 and small-LIMIT tricks). Our statements are written
+    // against their indexes, and re-parsing was half of retrieve_context.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 
@@ -289,6 +295,24 @@ mod tests {
             .query_row("PRAGMA synchronous", [], |r| r.get(0))
             .unwrap();
         assert_eq!(sync, 2, "FULL");
+    }
+
+    #[test]
+    fn cached_statements_are_not_replanned_per_binding() {
+        // Without the stability guarantee SQLite re-prepares a statement each
+        // time its LIMIT changes or an integer moves across 0/1.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let conn = store.reader().unwrap();
+        let sql = "SELECT key FROM meta WHERE length(key) = ?1 LIMIT ?2";
+        for i in 0..6_i64 {
+            let mut stmt = conn.prepare_cached(sql).unwrap();
+            stmt.query_map([i % 2, i + 1], |r| r.get::<_, String>(0))
+                .unwrap()
+                .for_each(drop);
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
     }
 
     #[test]

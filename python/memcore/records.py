@@ -29,6 +29,11 @@ def parse_metadata(text: str) -> Any:
     return {} if text == "{}" else json.loads(text)
 
 
+def _same_or_new(micros: int, known: int, known_at: datetime) -> datetime:
+    """`known_at` when `micros` is the same instant, else a new datetime."""
+    return known_at if micros == known else from_micros(micros)
+
+
 class Record:
     """Shared `to_dict()` for the dataclasses below."""
 
@@ -66,6 +71,11 @@ class MemoryRecord(Record):
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> MemoryRecord:
         """Build from the dict the native engine returns."""
+        # A datetime costs about a microsecond to make and most records carry one instant
+        # four times (created = updated = accessed = valid_from until something changes),
+        # so equal stamps share one object: a tenth of a ten-hit search's facade time.
+        created = raw["created_at"]
+        created_at = from_micros(created)
         return cls(
             id=raw["id"],
             namespace=raw["namespace"],
@@ -78,10 +88,10 @@ class MemoryRecord(Record):
             thread_id=raw["thread_id"],
             user_id=raw["user_id"],
             event_time=optional_datetime(raw["event_time"]),
-            created_at=from_micros(raw["created_at"]),
-            updated_at=from_micros(raw["updated_at"]),
-            accessed_at=from_micros(raw["accessed_at"]),
-            valid_from=from_micros(raw["valid_from"]),
+            created_at=created_at,
+            updated_at=_same_or_new(raw["updated_at"], created, created_at),
+            accessed_at=_same_or_new(raw["accessed_at"], created, created_at),
+            valid_from=_same_or_new(raw["valid_from"], created, created_at),
             valid_until=optional_datetime(raw["valid_until"]),
             invalidated_at=optional_datetime(raw["invalidated_at"]),
             invalidation_reason=raw["invalidation_reason"],

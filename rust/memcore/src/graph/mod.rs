@@ -82,6 +82,49 @@ impl Link {
     }
 }
 
+/// What all of a node's links have in common: their total weight and the
+/// span of time in which every one of them holds. When a walk's instant falls
+/// in that span (the usual case: open-ended relations, asked about now) the
+/// node's weighted degree is the total, without visiting each link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkSummary {
+    pub weight: f32,
+    /// The latest `valid_from` of the links.
+    pub all_from: Timestamp,
+    /// The earliest `valid_end` of the links.
+    pub all_until: Timestamp,
+}
+
+impl Default for LinkSummary {
+    fn default() -> Self {
+        LinkSummary {
+            weight: 0.0,
+            all_from: Timestamp::MIN,
+            all_until: Timestamp::MAX,
+        }
+    }
+}
+
+impl LinkSummary {
+    fn of(links: &[Link]) -> Self {
+        links.iter().fold(LinkSummary::default(), LinkSummary::with)
+    }
+
+    fn with(self, link: &Link) -> Self {
+        LinkSummary {
+            weight: self.weight + link.weight,
+            all_from: self.all_from.max(link.valid_from),
+            all_until: self.all_until.min(link.valid_end),
+        }
+    }
+
+    /// Whether every link holds at `instant` (None: at any time).
+    #[inline]
+    pub fn all_hold_at(&self, instant: Option<Timestamp>) -> bool {
+        instant.is_none_or(|t| self.all_from <= t && t < self.all_until)
+    }
+}
+
 /// Which way to follow relations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -115,6 +158,8 @@ pub struct Graph {
     by_relation: HashMap<String, EdgeId>,
     /// Per node: its live relations, both directions, in insertion order.
     links: Vec<Vec<Link>>,
+    /// Per node: the summary of its `links`, kept in step with them.
+    summaries: Vec<LinkSummary>,
     /// Searchable document → entities it is about (memory mentions, an
     /// observation's entity).
     doc_entities: HashMap<u64, Vec<NodeId>>,
@@ -197,6 +242,7 @@ impl Graph {
         self.doc_entities.insert(node.doc_key, vec![id]);
         self.nodes.push(node);
         self.links.push(Vec::new());
+        self.summaries.push(LinkSummary::default());
         self.mentioned_in.push(Vec::new());
         self.alive_nodes += 1;
         id
@@ -248,8 +294,11 @@ impl Graph {
             valid_from: edge.valid_from,
             valid_end: edge.valid_end,
         };
-        self.links[edge.from as usize].push(link(edge.to, true));
-        self.links[edge.to as usize].push(link(edge.from, false));
+        for (at, other, outgoing) in [(edge.from, edge.to, true), (edge.to, edge.from, false)] {
+            let l = link(other, outgoing);
+            self.summaries[at as usize] = self.summaries[at as usize].with(&l);
+            self.links[at as usize].push(l);
+        }
         self.edges.push(edge);
         self.alive_edges += 1;
     }
@@ -262,8 +311,10 @@ impl Graph {
         let edge = &mut self.edges[id as usize];
         edge.alive = false;
         let (from, to) = (edge.from as usize, edge.to as usize);
-        self.links[from].retain(|l| l.edge != id);
-        self.links[to].retain(|l| l.edge != id);
+        for at in [from, to] {
+            self.links[at].retain(|l| l.edge != id);
+            self.summaries[at] = LinkSummary::of(&self.links[at]);
+        }
         self.alive_edges -= 1;
     }
 
@@ -290,6 +341,12 @@ impl Graph {
     #[inline]
     pub fn links(&self, node: NodeId) -> &[Link] {
         &self.links[node as usize]
+    }
+
+    /// The summary of a node's links (total weight, when all of them hold).
+    #[inline]
+    pub fn link_summary(&self, node: NodeId) -> LinkSummary {
+        self.summaries[node as usize]
     }
 
     /// Link a searchable document to entities (replacing earlier links).
@@ -410,6 +467,34 @@ pub(crate) mod tests {
         assert!(g.by_name("ns", "N1").is_none());
         g.remove_node(2);
         assert_eq!(g.doc_entities(7), &[0]);
+    }
+
+    #[test]
+    fn link_summaries_follow_adds_removals_and_validity() {
+        let mut g = graph(3, &[(0, 1, 2.0), (1, 2, 0.5)]);
+        let weight = |g: &Graph, n| g.link_summary(n).weight;
+        assert!((weight(&g, 1) - 2.5).abs() < 1e-6);
+        assert!(g.link_summary(1).all_hold_at(Some(1_000)));
+        g.add_edge(Edge {
+            relation_id: "timed".into(),
+            from: 1,
+            to: 0,
+            relation_type: "was".into(),
+            weight: 1.0,
+            valid_from: 10,
+            valid_end: 20,
+            alive: true,
+        });
+        let s = g.link_summary(1);
+        assert!((s.weight - 3.5).abs() < 1e-6);
+        assert_eq!((s.all_from, s.all_until), (10, 20));
+        assert!(s.all_hold_at(Some(15)) && !s.all_hold_at(Some(20)) && s.all_hold_at(None));
+        g.remove_edge("timed");
+        assert_eq!(g.link_summary(1), LinkSummary::of(g.links(1)));
+        assert!(g.link_summary(1).all_hold_at(Some(1_000)));
+        g.remove_node(2);
+        assert!((weight(&g, 1) - 2.0).abs() < 1e-6);
+        assert_eq!(g.link_summary(2), LinkSummary::default());
     }
 
     #[test]

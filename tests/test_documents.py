@@ -4,6 +4,7 @@ content hashing, the stored-content limit, and the read preview outside a turn."
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,35 @@ def test_local_symlinks_resolve_to_their_target(local: memcore.Memory, project: 
     (project / "srcdir").symlink_to(project / "src", target_is_directory=True)
     assert local.document_id("link.py") == "src/auth.py"
     assert local.document_id("srcdir/auth.py") == "src/auth.py"
+
+
+def test_local_ids_agree_with_realpath_for_every_shape_of_path(
+    local: memcore.Memory, project: Path, tmp_path: Path
+) -> None:
+    """The fast path for plain relative paths must give realpath's answer, also when a
+    symlink sits deep in the path, dangles, or appears after an earlier call."""
+    (project / "src" / "pkg" / "deep.py").symlink_to(project / "src" / "auth.py")
+    (project / "dangling.py").symlink_to(project / "nowhere.py")
+    (tmp_path / "elsewhere").mkdir()
+    (project / "src" / "pkg" / "out").symlink_to(tmp_path / "elsewhere")
+    paths = [
+        "src/auth.py",
+        "src/pkg/deep.py",
+        "dangling.py",
+        "src/auth.py/not/a/dir.py",
+        "src/missing/deeper/x.py",
+        "src//auth.py",
+        "src/pkg/",
+    ]
+    root = str(project.resolve())
+    for path in paths:
+        expected = Path(os.path.realpath(f"{root}/{path}")).relative_to(root)
+        assert local.document_id(path) == expected.as_posix(), path
+    with pytest.raises(memcore.InvalidParameterError, match="outside the project root"):
+        local.document_id("src/pkg/out/x.py")
+    assert local.document_id("src/later/x.py") == "src/later/x.py"
+    (project / "src" / "later").symlink_to(project / "src" / "pkg", target_is_directory=True)
+    assert local.document_id("src/later/x.py") == "src/pkg/x.py"
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/hostname", "src/../../x.py"])

@@ -65,11 +65,10 @@ impl Engine {
             ..PprParams::default()
         };
         let reached = personalized_pagerank(&graph, &seeds, &params);
-        let mass: HashMap<NodeId, f32> = reached.iter().copied().collect();
         let catalog = self.indexes.catalog.read();
         if let Some(filter) = Self::filter(&catalog, query) {
             let mut added = 0;
-            'entities: for (node, _) in best(reached, GRAPH_ENTITIES) {
+            'entities: for (node, _) in best(reached.clone(), GRAPH_ENTITIES) {
                 for key in entity_documents(&graph, &catalog, &filter, node) {
                     if added == GRAPH_DOCS {
                         break 'entities;
@@ -79,6 +78,19 @@ impl Engine {
                         added += 1;
                     }
                 }
+            }
+        }
+        // The walk reaches thousands of entities; the pool is about a few
+        // hundred. Look up only those (a map of every reached one cost more
+        // than the lookups).
+        let mut mass: HashMap<NodeId, f32> = pool
+            .keys()
+            .flat_map(|key| graph.doc_entities(*key))
+            .map(|&n| (n, 0.0))
+            .collect();
+        for (node, m) in reached {
+            if let Some(slot) = mass.get_mut(&node) {
+                *slot = m;
             }
         }
         // A document about no reached entity truly has no PPR mass: 0, not

@@ -154,9 +154,8 @@ class DocumentResolver:
         path = os.path.expanduser(text) if text.startswith("~") else text  # noqa: PTH111
         if self._root is None or self._prefix is None:
             return _realpath(path, text, field).replace(os.sep, "/")
-        below = _plainly_below(self._prefix, path)
-        if below is not None:
-            return below.replace(os.sep, "/")
+        if _plainly_below(self._prefix, path):
+            return path.replace(os.sep, "/")
         full = _realpath(os.path.join(self._root, path), text, field)  # noqa: PTH118
         if full == self._root:
             raise invalid(field, f"{text!r} is the project root itself, not a document.")
@@ -176,18 +175,18 @@ class DocumentResolver:
         return self.root / canonical if self.root is not None else Path(canonical)
 
 
-def _plainly_below(prefix: str, path: str) -> str | None:
-    """`path` itself when it is plainly below the resolved root `prefix` (ending in a
+def _plainly_below(prefix: str, path: str) -> bool:
+    """Whether `path` is plainly below the resolved root `prefix` (ending in a
     separator): relative, without `.`, `..` or empty parts, and no existing part a
-    symlink; None otherwise, and realpath decides. The same answer as realpath, which
-    also lstats every part of the root on every call: that was most of record_turn's
-    facade time."""
+    symlink. Then `path` is its own canonical id, as realpath would say; otherwise
+    realpath decides. realpath also lstats every part of the root on every call:
+    that was most of record_turn's facade time."""
     # String operations, not pathlib: this runs for every document of every procedure.
     if not path or os.path.isabs(path) or (os.altsep and os.altsep in path):  # noqa: PTH117
-        return None
+        return False
     parts = path.split(os.sep)  # noqa: PTH206
     if any(p in _NOT_PLAIN for p in parts):
-        return None
+        return False
     current = prefix[:-1]
     for part in parts:
         current = f"{current}{os.sep}{part}"
@@ -196,8 +195,8 @@ def _plainly_below(prefix: str, path: str) -> str | None:
         except OSError:
             break  # a missing part: realpath keeps it and what follows as given
         if stat.S_ISLNK(mode):
-            return None
-    return path
+            return False
+    return True
 
 
 # Path parts that need realpath's full treatment.

@@ -15,9 +15,22 @@
 pub const BACKGROUND_NICE: i32 = 10;
 
 /// Lower the calling thread's priority to [`BACKGROUND_NICE`] (never raise it).
-pub fn lower_current_thread() {
+fn lower_current_thread() {
     #[cfg(target_os = "linux")]
     linux::lower_current_thread();
+}
+
+/// Start a named, long-lived thread that runs `f` at background priority.
+pub fn spawn_named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            lower_current_thread();
+            f()
+        })
 }
 
 /// Run `f` on a helper thread at background priority and return its result,

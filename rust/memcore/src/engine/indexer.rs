@@ -93,21 +93,18 @@ impl Indexer {
         let (tx, rx) = channel();
         let last_error = Arc::new(Mutex::new(None));
         let errors = last_error.clone();
-        let thread = std::thread::Builder::new()
-            .name("memcore-indexer".into())
-            .spawn(move || {
-                crate::priority::lower_current_thread();
-                let progress = Progress {
-                    text_seq,
-                    vector_seq,
-                    text_dirty: 0,
-                    vector_dirty: 0,
-                    last_commit: Instant::now(),
-                    last_save: Instant::now(),
-                };
-                run(&indexes, &rx, progress, threads, &errors);
-            })
-            .expect("spawn indexer thread");
+        let thread = crate::priority::spawn_named("memcore-indexer", move || {
+            let progress = Progress {
+                text_seq,
+                vector_seq,
+                text_dirty: 0,
+                vector_dirty: 0,
+                last_commit: Instant::now(),
+                last_save: Instant::now(),
+            };
+            run(&indexes, &rx, progress, threads, &errors);
+        })
+        .expect("spawn indexer thread");
         Indexer {
             jobs: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),

@@ -102,9 +102,6 @@ fn normalise(seeds: &[(NodeId, f32)]) -> Vec<(NodeId, f32)> {
         .collect()
 }
 
-/// Per-thread buffers sized to the graph, reused across queries: a query
-/// touches a few thousand nodes of a graph that may hold millions, so only
-/// the touched entries are reset afterwards (no allocation, no O(n) clear).
 /// Everything a push reads or writes about a node, side by side: the walk
 /// hops between random nodes, and one cache line per hop beats four.
 #[derive(Clone, Copy)]
@@ -123,6 +120,9 @@ const UNTOUCHED: NodeState = NodeState {
     queued: false,
 };
 
+/// Per-thread buffers sized to the graph, reused across queries: a query
+/// touches a few thousand nodes of a graph that may hold millions, so only
+/// the touched entries are reset afterwards (no allocation, no O(n) clear).
 #[derive(Default)]
 struct Scratch {
     nodes: Vec<NodeState>,

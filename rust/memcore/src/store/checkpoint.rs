@@ -59,13 +59,10 @@ impl Checkpointer {
         let (wake, rx) = sync_channel::<()>(1);
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("memcore-checkpoint".into())
-            .spawn(move || {
-                crate::priority::lower_current_thread();
-                run(&conn, &rx, &stopped);
-            })
-            .map_err(|e| crate::error::Error::io(db_path, e))?;
+        let thread = crate::priority::spawn_named("memcore-checkpoint", move || {
+            run(&conn, &rx, &stopped);
+        })
+        .map_err(|e| crate::error::Error::io(db_path, e))?;
         let hook_wake = wake.clone();
         writer.wal_hook(Some(move |wal: &mut Wal, pages| {
             if pages >= INLINE_PAGES {

@@ -1,24 +1,24 @@
 //! Exact scoring helpers shared by the pending buffer and the fallback path.
 
 /// Dot product (the cosine, for the unit vectors the engine stores).
-/// Eight independent accumulators let the compiler vectorise the loop
-/// without reassociating floating-point sums itself.
+///
+/// Eight independent accumulators over fixed-size chunks: the compiler turns
+/// the inner loop into packed multiplies and adds (two 4-wide SSE lanes on the
+/// baseline x86-64 target) without reassociating floating-point sums itself.
+/// Indexing into `ChunksExact` slices kept it scalar, which made the exact
+/// search path several times slower.
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (chunks_a, tail_a) = a[..n].as_chunks::<8>();
+    let (chunks_b, tail_b) = b[..n].as_chunks::<8>();
     let mut acc = [0.0f32; 8];
-    let chunks_a = a.chunks_exact(8);
-    let chunks_b = b.chunks_exact(8);
-    let tail: f32 = chunks_a
-        .remainder()
-        .iter()
-        .zip(chunks_b.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (ca, cb) in chunks_a.zip(chunks_b) {
+    for (ca, cb) in chunks_a.iter().zip(chunks_b) {
         for i in 0..8 {
             acc[i] += ca[i] * cb[i];
         }
     }
+    let tail: f32 = tail_a.iter().zip(tail_b).map(|(x, y)| x * y).sum();
     acc.iter().sum::<f32>() + tail
 }
 

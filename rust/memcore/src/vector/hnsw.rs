@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use half::slice::HalfFloatSliceExt;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -83,6 +84,21 @@ impl std::fmt::Debug for Hnsw {
 
 fn usearch_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("vector index: {context}: {e}"))
+}
+
+/// Copy the stored halves of `key` into `halves` and widen them into `out`;
+/// false if the graph has no vector under `key`.
+///
+/// usearch's own f16 -> f32 cast (asked for f32 output) converts one scalar at
+/// a time in software and was most of an exact search; fetching the halves
+/// as they are is a copy, and `half` widens them with F16C where the CPU has it.
+fn fetch_widened(index: &Index, key: u64, halves: &mut [half::f16], out: &mut [f32]) -> bool {
+    let raw = usearch::f16::from_mut_i16s(bytemuck::cast_slice_mut(halves));
+    if !matches!(index.get(key, raw), Ok(n) if n > 0) {
+        return false;
+    }
+    halves.convert_to_f32_slice(out);
+    true
 }
 
 fn new_index(dim: usize, params: HnswParams) -> Result<Index> {
@@ -226,17 +242,19 @@ impl Hnsw {
 
     /// Copy the stored vector of `key` into `out`; false when absent.
     pub fn get(&self, key: u64, out: &mut [f32]) -> bool {
-        matches!(self.index.read().get(key, out), Ok(n) if n > 0)
+        let mut halves = vec![half::f16::ZERO; self.dim];
+        fetch_widened(&self.index.read(), key, &mut halves, out)
     }
 
     /// Append `(key, cosine to query)` for every key of `keys` in the graph,
     /// under a single read lock (the exact-search path scores thousands).
     pub fn score_keys(&self, keys: &[u64], query: &[f32], out: &mut Vec<(u64, f32)>) {
         let index = self.index.read();
-        let mut buf = vec![0.0f32; self.dim];
+        let mut halves = vec![half::f16::ZERO; self.dim];
+        let mut widened = vec![0.0f32; self.dim];
         for &key in keys {
-            if matches!(index.get(key, &mut buf), Ok(n) if n > 0) {
-                out.push((key, super::dot(query, &buf)));
+            if fetch_widened(&index, key, &mut halves, &mut widened) {
+                out.push((key, super::dot(query, &widened)));
             }
         }
     }
@@ -322,6 +340,28 @@ mod tests {
         for (key, score) in hits {
             let cosine = super::super::dot(&query, &unit(key, 16));
             // f16 storage: about three decimal digits.
+            assert!((score - cosine).abs() < 2e-3, "{score} vs {cosine}");
+        }
+    }
+
+    #[test]
+    fn fetched_vectors_and_exact_scores_match_the_originals() {
+        let dir = tempfile::tempdir().unwrap();
+        let hnsw = filled(dir.path());
+        let mut fetched = vec![0.0f32; 16];
+        assert!(hnsw.get(9, &mut fetched));
+        for (got, want) in fetched.iter().zip(unit(9, 16)) {
+            assert!((got - want).abs() < 1e-3, "{got} vs {want}");
+        }
+        assert!(!hnsw.get(1000, &mut fetched), "absent key");
+
+        let query = unit(3, 16);
+        let mut scored = Vec::new();
+        hnsw.score_keys(&[3, 50, 1000], &query, &mut scored);
+        let keys: Vec<u64> = scored.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, [3, 50], "absent keys are skipped");
+        for (key, score) in scored {
+            let cosine = super::super::dot(&query, &unit(key, 16));
             assert!((score - cosine).abs() < 2e-3, "{score} vs {cosine}");
         }
     }

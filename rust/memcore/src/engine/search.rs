@@ -260,11 +260,11 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<(Memory, f32)>> {
         let query = SearchQuery::memories(namespace, (limit + 1).min(MAX_RESULTS));
-        let found = self.search_vector(&query, vector)?;
+        let mut found = self.search_vector(&query, vector)?;
+        // Only the rows that can be returned are read from the store.
+        found.retain(|h| h.scores.vector.unwrap_or(0.0) >= threshold);
         let mut out = self.memories_for(&found)?;
-        out.retain(|(m, s)| {
-            s.vector.unwrap_or(0.0) >= threshold && Some(m.id.as_str()) != exclude_id
-        });
+        out.retain(|(m, _)| Some(m.id.as_str()) != exclude_id);
         out.truncate(limit);
         Ok(out
             .into_iter()

@@ -38,7 +38,52 @@ def collect(ctx: Context) -> list[Record]:
         finally:
             mem.close()
         records += _peers(ctx, scale)
+    records += _small_store(ctx)
     return records
+
+
+SMALL = 3_000
+"""A typical agent's store: small enough that a search could be answered by scoring every
+memory exactly, which is what the engine must not do when the graph walk is cheaper."""
+
+
+def _small_store(ctx: Context) -> list[Record]:
+    """Vector search (unfiltered and in one thread) on a 3,000-memory store."""
+    s, w = ctx.settings, ctx.workload(min(ctx.settings.scales))
+    qv, n = w.query_vectors, len(w.query_vectors)
+    size = min(SMALL, len(w.texts))
+    mem = open_memory(ctx.scratch_dir("search-small"))
+    try:
+        mem.store_memories(
+            w.texts[:size],
+            vectors=w.vectors[:size],
+            thread_ids=[f"thread-{i % 10}" for i in range(size)],
+        )
+        settle(mem)
+
+        def timed(op: Callable[[int], object]) -> Timings:
+            return time_calls(op, warmup=s.warmup, runs=s.runs)
+
+        return [
+            latency(
+                "search_vector.facade.small",
+                "search_vector",
+                scale=size,
+                timings=timed(lambda i: mem.search(vector=qv[i % n], limit=K)),
+                note=f"{size:,} memories, k=10",
+            ),
+            latency(
+                "search_vector.facade.small_thread",
+                "search_vector",
+                scale=size,
+                timings=timed(
+                    lambda i: mem.search(vector=qv[i % n], limit=K, thread_id="thread-3")
+                ),
+                note=f"{size:,} memories, k=10, one thread's {size // 10:,} (exact scoring)",
+            ),
+        ]
+    finally:
+        mem.close()
 
 
 def _memcore(ctx: Context, scale: int, mem: Memory, index: dict[str, int]) -> list[Record]:

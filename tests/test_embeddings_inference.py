@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
@@ -210,3 +211,35 @@ def test_thread_defaults_follow_the_machine() -> None:
     assert options.intra_op_num_threads == min(cores, 4)
     assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
     assert session_options(3).intra_op_num_threads == 3
+
+
+def test_the_pool_can_stop_spinning_when_a_call_returns(tmp_path: Path) -> None:
+    assert (
+        session_options(2, spin_between_calls=False).get_session_config_entry(
+            "session.force_spinning_stop"
+        )
+        == "1"
+    )
+    with pytest.raises(RuntimeError):  # by default onnxruntime keeps spinning a while
+        session_options(2).get_session_config_entry("session.force_spinning_stop")
+
+    # The facade option reaches the real session, and the vectors do not change.
+    from memcore import Memory
+
+    folder = require_model(POTION_DIR)
+    with (
+        Memory(tmp_path / "quiet", model_path=folder, embedding_spin=False) as quiet,
+        Memory(tmp_path / "spinning", model_path=folder) as spinning,
+    ):
+        services = [m.embeddings for m in (quiet, spinning)]
+        assert all(s is not None and s.wait_ready(60) for s in services)
+        session = quiet.embeddings._backend._session  # type: ignore[union-attr]
+        stops = session.get_session_options().get_session_config_entry(
+            "session.force_spinning_stop"
+        )
+        assert stops == "1"
+        texts = ["the login bug", "a longer passage about the billing service"]
+        np.testing.assert_array_equal(
+            services[0].embed_passages(texts),  # type: ignore[union-attr]
+            services[1].embed_passages(texts),  # type: ignore[union-attr]
+        )

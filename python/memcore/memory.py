@@ -59,6 +59,9 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         durability: "normal" or "full" (fsync every commit).
         cache_size: Query-embedding LRU entries.
         batch_size: Texts per embedding batch.
+        embedding_spin: Let the model's threads spin on after each embedding, ready
+            for the next (fastest back to back). The MCP server turns it off: the
+            work that answers the call needs those cores right after the embedding.
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -82,6 +85,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         durability: Literal["normal", "full"] = "normal",
         cache_size: int = 1000,
         batch_size: int = 32,
+        embedding_spin: bool = True,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
@@ -97,7 +101,14 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         )
         try:
             self._embeddings = self._start_embeddings(
-                model, model_path, embedder, force_model, reset_memory, cache_size, batch_size
+                model,
+                model_path,
+                embedder,
+                force_model,
+                reset_memory,
+                cache_size,
+                batch_size,
+                embedding_spin,
             )
         except BaseException:
             self._engine.close()
@@ -175,6 +186,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         reset_memory: bool,
         cache_size: int,
         batch_size: int,
+        spin: bool,
     ) -> EmbeddingService | None:
         if model is None and model_path is None and embedder is None:
             return None
@@ -196,6 +208,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
             embedder=embedder,
             cache_size=cache_size,
             batch_size=batch_size,
+            spin_between_calls=spin,
             on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
 

@@ -44,6 +44,7 @@ class LoadPlan:
         model_path: Model directory, if one was given.
         embedder: Custom function, if one was given.
         threads: onnxruntime intra-op threads (``None``: machine default).
+        spin_between_calls: Whether those threads keep spinning after a call returns.
         batch_size: Most texts per inference call.
         max_batch_tokens: Padded-token budget per inference call.
         retry: Retry policy for inference calls.
@@ -55,6 +56,7 @@ class LoadPlan:
     model_path: str | os.PathLike[str] | None
     embedder: EmbedFunction | None
     threads: int | None
+    spin_between_calls: bool
     batch_size: int
     max_batch_tokens: int
     retry: RetryPolicy
@@ -69,6 +71,7 @@ def plan_load(
     batch_size: int,
     max_batch_tokens: int,
     retry: RetryPolicy,
+    spin_between_calls: bool = True,
 ) -> LoadPlan:
     """Resolve the constructor arguments without loading anything heavy.
 
@@ -99,6 +102,7 @@ def plan_load(
         model_path=model_path,
         embedder=embedder,
         threads=threads,
+        spin_between_calls=spin_between_calls,
         batch_size=batch_size,
         max_batch_tokens=max_batch_tokens,
         retry=retry,
@@ -133,6 +137,7 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         max_batch_tokens=plan.max_batch_tokens,
         max_batch_size=plan.batch_size,
         retry=plan.retry,
+        spin_between_calls=plan.spin_between_calls,
     )
     return onnx, spec
 

@@ -25,11 +25,13 @@ _REQUIRED_INPUTS = ("input_ids", "attention_mask")
 _PROBE_TEXT = "memcore dimension probe"
 
 
-def session_options(threads: int | None) -> Any:
+def session_options(threads: int | None, *, spin_between_calls: bool = True) -> Any:
     """Session settings for low-latency CPU inference.
 
     Sequential execution: an encoder is one chain of ops, so a parallel executor only adds
     scheduling overhead; all parallelism comes from the intra-op pool inside each matmul.
+    Without ``spin_between_calls`` the pool's threads still spin inside a call (between
+    its ops) but stop when it returns, instead of holding cores for a while afterwards.
     """
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads or default_intra_op_threads()
@@ -39,6 +41,8 @@ def session_options(threads: int | None) -> Any:
     # onnxruntime's own warnings (e.g. unused initializers) would go to stderr, which is the
     # log channel of the MCP server; errors still surface as exceptions.
     options.log_severity_level = 3
+    if not spin_between_calls:
+        options.add_session_config_entry("session.force_spinning_stop", "1")
     return options
 
 
@@ -59,6 +63,7 @@ class OnnxEmbedder:
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
         max_batch_size: int = 32,
         retry: RetryPolicy | None = None,
+        spin_between_calls: bool = True,
     ) -> None:
         """Load the tokenizer and the graph, then probe the output dimension.
 
@@ -69,6 +74,8 @@ class OnnxEmbedder:
             max_batch_tokens: Padded-token budget of one inference call.
             max_batch_size: Most texts in one inference call.
             retry: Retry policy for failed inference calls.
+            spin_between_calls: Keep the intra-op threads spinning after a call returns
+                (see :func:`session_options`).
 
         Raises:
             ModelLoadError: If the graph lacks a needed input or output, or produces a
@@ -84,7 +91,7 @@ class OnnxEmbedder:
         )
         self._session: Any = ort.InferenceSession(
             str(files.model),
-            sess_options=session_options(threads),
+            sess_options=session_options(threads, spin_between_calls=spin_between_calls),
             providers=["CPUExecutionProvider"],
         )
         self._input_types = _input_types(self._session)

@@ -69,6 +69,7 @@ class EmbeddingService:
         cache_size: int = 1000,
         batch_size: int = 32,
         threads: int | None = None,
+        spin_between_calls: bool = True,
         autostart: bool = True,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
         retry_delays: Sequence[float] = DEFAULT_DELAYS,
@@ -86,6 +87,9 @@ class EmbeddingService:
             cache_size: Query embeddings kept in the LRU cache; 0 disables it.
             batch_size: Most texts per inference call.
             threads: onnxruntime intra-op threads; ``None`` for ``min(physical cores, 4)``.
+            spin_between_calls: Let those threads spin on after a call for a quick next
+                one. Turn it off where other work needs the cores right after an
+                embedding (a server answering the call that asked for it).
             autostart: Start loading now; otherwise call :meth:`start`.
             max_batch_tokens: Padded-token budget of one inference call, at most 8192.
             retry_delays: Seconds to wait before each retry of a failed inference call.
@@ -104,6 +108,7 @@ class EmbeddingService:
             model_path=model_path,
             embedder=embedder,
             threads=threads,
+            spin_between_calls=spin_between_calls,
             batch_size=batch_size,
             max_batch_tokens=max_batch_tokens,
             retry=RetryPolicy(delays=tuple(retry_delays)),

@@ -77,7 +77,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
         # indexer, which the first tools/list answer must not wait for.
         from memcore.memory import Memory
 
-        memory = Memory(**settings.memory_kwargs())
+        # No spinning between embeddings: the store, the SDK's reply and the client's
+        # next request need the cores the moment an embedding returns (0.4-0.6 ms per
+        # store_memory or recall round trip over stdio, interleaved A/B).
+        memory = Memory(**settings.memory_kwargs(), embedding_spin=False)
         # Compiling the validators here keeps that cost off the first calls.
         dispatcher.warm()
         return memory

@@ -97,7 +97,8 @@ fn fetch_widened(index: &Index, key: u64, halves: &mut [half::f16], out: &mut [f
     if !matches!(index.get(key, raw), Ok(n) if n > 0) {
         return false;
     }
-    halves.convert_to_f32_slice(out);
+    let n = halves.len().min(out.len());
+    halves[..n].convert_to_f32_slice(&mut out[..n]);
     true
 }
 

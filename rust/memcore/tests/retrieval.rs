@@ -296,3 +296,50 @@ fn selective_filters_on_the_graph_path_still_return_k() {
     want.sort();
     assert_eq!(got, want);
 }
+
+/// On the graph path with a filter that may admit every vector, the walk runs
+/// unfiltered and drops refused hits afterwards: invalidated neighbours of
+/// the query never come back, and the k valid nearest still do.
+#[test]
+fn invalidated_neighbours_are_skipped_on_the_unfiltered_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let total = memcore::vector::EXACT_MAX as u64 * 2;
+    let batch: Vec<NewMemory> = (0..total)
+        .map(|i| NewMemory {
+            embedding: Some(vector(i)),
+            ..NewMemory::text(format!("memory {i}"))
+        })
+        .collect();
+    let ids: Vec<String> = engine
+        .store_memories(batch)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    engine.flush().unwrap();
+
+    let q = SearchQuery::memories("default", 10);
+    let before: Vec<String> = engine
+        .memories_for(&engine.search_vector(&q, &vector(5)).unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|(m, _)| m.id)
+        .collect();
+    assert_eq!(before.len(), 10);
+    assert_eq!(before[0], ids[5]);
+    // Invalidate the query's own memory and well beyond the walk's slack.
+    let refused: Vec<&String> = before.iter().take(6).collect();
+    for id in &refused {
+        engine.invalidate("default", id, None).unwrap();
+    }
+    let after: Vec<String> = engine
+        .memories_for(&engine.search_vector(&q, &vector(5)).unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|(m, _)| m.id)
+        .collect();
+    assert_eq!(after.len(), 10);
+    assert!(after.iter().all(|id| !refused.contains(&id)));
+    assert_eq!(after[..4], before[6..], "the valid ones keep their order");
+}

@@ -102,6 +102,16 @@ fn fetch_widened(index: &Index, key: u64, halves: &mut [half::f16], out: &mut [f
     true
 }
 
+/// usearch's cosine distances as `(key, cosine)`, nearest first.
+fn as_cosines(matches: usearch::ffi::Matches) -> Vec<(u64, f32)> {
+    matches
+        .keys
+        .into_iter()
+        .zip(matches.distances)
+        .map(|(key, d)| (key, 1.0 - d))
+        .collect()
+}
+
 fn new_index(dim: usize, params: HnswParams) -> Result<Index> {
     let options = IndexOptions {
         dimensions: dim,
@@ -233,12 +243,19 @@ impl Hnsw {
         let matches = index
             .filtered_search(query, k, admit)
             .map_err(|e| usearch_err("search", &e))?;
-        Ok(matches
-            .keys
-            .into_iter()
-            .zip(matches.distances)
-            .map(|(key, d)| (key, 1.0 - d))
-            .collect())
+        Ok(as_cosines(matches))
+    }
+
+    /// [`Self::search`] admitting every vector (no predicate call per visited node).
+    pub fn search_all(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        let index = self.index.read();
+        if index.size() == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = index
+            .search(query, k)
+            .map_err(|e| usearch_err("search", &e))?;
+        Ok(as_cosines(matches))
     }
 
     /// Copy the stored vector of `key` into `out`; false when absent.

@@ -1,6 +1,7 @@
 //! Core records to plain Python dicts. Timestamps stay integer microseconds;
 //! the Python facade turns them into datetimes.
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -8,29 +9,33 @@ use memcore::knowledge::{Entity, Observation, Relation};
 use memcore::{Memory, Scores};
 
 /// A memory as a dict with the public field names (DESIGN section 2).
+///
+/// Keys are interned Python strings: a search or a bulk ingest builds
+/// thousands of these dicts, and a fresh key string per field (decoded,
+/// hashed, freed) was a visible share of a record's conversion.
 pub fn memory_dict<'py>(py: Python<'py>, m: &Memory) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("id", &m.id)?;
-    d.set_item("namespace", &m.namespace)?;
-    d.set_item("content", &m.content)?;
-    d.set_item("memory_type", m.memory_type.as_str())?;
-    d.set_item("source", m.source.as_str())?;
-    d.set_item("confidence", m.confidence)?;
-    d.set_item("importance", m.importance)?;
-    d.set_item("metadata", &m.metadata)?;
-    d.set_item("thread_id", &m.thread_id)?;
-    d.set_item("user_id", &m.user_id)?;
-    d.set_item("event_time", m.event_time)?;
-    d.set_item("created_at", m.created_at)?;
-    d.set_item("updated_at", m.updated_at)?;
-    d.set_item("accessed_at", m.accessed_at)?;
-    d.set_item("valid_from", m.valid_from)?;
-    d.set_item("valid_until", m.valid_until)?;
-    d.set_item("invalidated_at", m.invalidated_at)?;
-    d.set_item("invalidation_reason", &m.invalidation_reason)?;
-    d.set_item("supersedes", &m.supersedes)?;
-    d.set_item("superseded_by", &m.superseded_by)?;
-    d.set_item("expires_at", m.expires_at)?;
+    d.set_item(intern!(py, "id"), &m.id)?;
+    d.set_item(intern!(py, "namespace"), &m.namespace)?;
+    d.set_item(intern!(py, "content"), &m.content)?;
+    d.set_item(intern!(py, "memory_type"), m.memory_type.as_str())?;
+    d.set_item(intern!(py, "source"), m.source.as_str())?;
+    d.set_item(intern!(py, "confidence"), m.confidence)?;
+    d.set_item(intern!(py, "importance"), m.importance)?;
+    d.set_item(intern!(py, "metadata"), &m.metadata)?;
+    d.set_item(intern!(py, "thread_id"), &m.thread_id)?;
+    d.set_item(intern!(py, "user_id"), &m.user_id)?;
+    d.set_item(intern!(py, "event_time"), m.event_time)?;
+    d.set_item(intern!(py, "created_at"), m.created_at)?;
+    d.set_item(intern!(py, "updated_at"), m.updated_at)?;
+    d.set_item(intern!(py, "accessed_at"), m.accessed_at)?;
+    d.set_item(intern!(py, "valid_from"), m.valid_from)?;
+    d.set_item(intern!(py, "valid_until"), m.valid_until)?;
+    d.set_item(intern!(py, "invalidated_at"), m.invalidated_at)?;
+    d.set_item(intern!(py, "invalidation_reason"), &m.invalidation_reason)?;
+    d.set_item(intern!(py, "supersedes"), &m.supersedes)?;
+    d.set_item(intern!(py, "superseded_by"), &m.superseded_by)?;
+    d.set_item(intern!(py, "expires_at"), m.expires_at)?;
     Ok(d)
 }
 
@@ -42,10 +47,10 @@ pub fn memory_dicts<'py>(py: Python<'py>, ms: &[Memory]) -> PyResult<Vec<Bound<'
 /// Per-signal scores as a dict.
 pub fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("vector", s.vector)?;
-    d.set_item("bm25", s.bm25)?;
-    d.set_item("ppr", s.ppr)?;
-    d.set_item("fused", s.fused)?;
+    d.set_item(intern!(py, "vector"), s.vector)?;
+    d.set_item(intern!(py, "bm25"), s.bm25)?;
+    d.set_item(intern!(py, "ppr"), s.ppr)?;
+    d.set_item(intern!(py, "fused"), s.fused)?;
     Ok(d)
 }
 

@@ -3,6 +3,7 @@
 //! `scores` dict; embeddings never cross the boundary outward.
 
 use numpy::PyReadonlyArray1;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -24,7 +25,7 @@ fn hit_dicts<'py>(
         .iter()
         .map(|(m, s)| {
             let d = memory_dict(py, m)?;
-            d.set_item("scores", scores_dict(py, s)?)?;
+            d.set_item(intern!(py, "scores"), scores_dict(py, s)?)?;
             Ok(d)
         })
         .collect()

@@ -48,7 +48,14 @@ impl PendingText {
         self.total_tokens -= u64::from(doc.len);
         for (t, _) in &doc.terms {
             if let Some(list) = self.postings.get_mut(t) {
-                list.retain(|(k, _)| *k != key);
+                // Lists are sorted (keys arrive in commit order), so the entry is
+                // found by bisection; the scan only runs if that order was broken.
+                match list.binary_search_by_key(&key, |(k, _)| *k) {
+                    Ok(i) => {
+                        list.remove(i);
+                    }
+                    Err(_) => list.retain(|(k, _)| *k != key),
+                }
                 if list.is_empty() {
                     self.postings.remove(t);
                 }
@@ -136,6 +143,10 @@ mod tests {
         assert_eq!(p.total_tokens(), 6);
         let keys: Vec<u64> = p.postings("common").map(|(k, _, _)| k).collect();
         assert_eq!(keys, vec![5, 4, 6]);
+        p.remove(4);
+        let keys: Vec<u64> = p.postings("common").map(|(k, _, _)| k).collect();
+        assert_eq!(keys, vec![5, 6]);
+        assert_eq!(p.doc_freq("rare"), 1);
         p.drain_through(6);
         assert!(p.is_empty());
         assert_eq!(p.total_tokens(), 0);

@@ -35,11 +35,27 @@ fn store(engine: &Engine, text: &str, seed: u64) -> String {
 }
 
 fn top_id(engine: &Engine, hits: &[memcore::Hit]) -> Option<String> {
+    hit_ids(engine, hits).into_iter().next()
+}
+
+/// The ids of `hits`' memories, in rank order.
+fn hit_ids(engine: &Engine, hits: &[memcore::Hit]) -> Vec<String> {
     engine
         .memories_for(hits)
         .unwrap()
-        .first()
-        .map(|(m, _)| m.id.clone())
+        .into_iter()
+        .map(|(m, _)| m.id)
+        .collect()
+}
+
+/// Store `batch` in one call and return the new ids, in order.
+fn store_all(engine: &Engine, batch: Vec<NewMemory>) -> Vec<String> {
+    engine
+        .store_memories(batch)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect()
 }
 
 #[test]
@@ -253,12 +269,7 @@ fn selective_filters_on_the_graph_path_still_return_k() {
             ..NewMemory::text(format!("memory {i}"))
         })
         .collect();
-    let ids: Vec<String> = engine
-        .store_memories(batch)
-        .unwrap()
-        .into_iter()
-        .map(|m| m.id)
-        .collect();
+    let ids = store_all(&engine, batch);
     engine.flush().unwrap();
 
     let in_thread = SearchQuery {
@@ -285,12 +296,7 @@ fn selective_filters_on_the_graph_path_still_return_k() {
     let hits = engine
         .search_vector(&SearchQuery::memories("default", 50), &vector(3))
         .unwrap();
-    let mut got: Vec<String> = engine
-        .memories_for(&hits)
-        .unwrap()
-        .into_iter()
-        .map(|(m, _)| m.id)
-        .collect();
+    let mut got = hit_ids(&engine, &hits);
     got.sort();
     let mut want: Vec<String> = keep.into_iter().cloned().collect();
     want.sort();
@@ -311,34 +317,20 @@ fn invalidated_neighbours_are_skipped_on_the_unfiltered_walk() {
             ..NewMemory::text(format!("memory {i}"))
         })
         .collect();
-    let ids: Vec<String> = engine
-        .store_memories(batch)
-        .unwrap()
-        .into_iter()
-        .map(|m| m.id)
-        .collect();
+    let ids = store_all(&engine, batch);
     engine.flush().unwrap();
 
     let q = SearchQuery::memories("default", 10);
-    let before: Vec<String> = engine
-        .memories_for(&engine.search_vector(&q, &vector(5)).unwrap())
-        .unwrap()
-        .into_iter()
-        .map(|(m, _)| m.id)
-        .collect();
+    let before = hit_ids(&engine, &engine.search_vector(&q, &vector(5)).unwrap());
     assert_eq!(before.len(), 10);
     assert_eq!(before[0], ids[5]);
-    // Invalidate the query's own memory and well beyond the walk's slack.
+    // Invalidate the query's own memory and five more of its ten: the walk
+    // fetches 2k + slack neighbours, so it still answers without the filter.
     let refused: Vec<&String> = before.iter().take(6).collect();
     for id in &refused {
         engine.invalidate("default", id, None).unwrap();
     }
-    let after: Vec<String> = engine
-        .memories_for(&engine.search_vector(&q, &vector(5)).unwrap())
-        .unwrap()
-        .into_iter()
-        .map(|(m, _)| m.id)
-        .collect();
+    let after = hit_ids(&engine, &engine.search_vector(&q, &vector(5)).unwrap());
     assert_eq!(after.len(), 10);
     assert!(after.iter().all(|id| !refused.contains(&id)));
     assert_eq!(after[..4], before[6..], "the valid ones keep their order");

@@ -240,25 +240,26 @@ impl Hnsw {
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        let index = self.index.read();
-        if index.size() == 0 || k == 0 {
-            return Ok(Vec::new());
-        }
-        let matches = index
-            .filtered_search(query, k, admit)
-            .map_err(|e| usearch_err("search", &e))?;
-        Ok(as_cosines(matches))
+        self.nearest(k, |index| index.filtered_search(query, k, admit))
     }
 
     /// [`Self::search`] admitting every vector (no predicate call per visited node).
     pub fn search_all(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        self.nearest(k, |index| index.search(query, k))
+    }
+
+    /// Run one of usearch's searches under the read lock, unless there is
+    /// nothing to find, and turn its distances into cosines.
+    fn nearest<E: std::fmt::Display>(
+        &self,
+        k: usize,
+        run: impl FnOnce(&Index) -> std::result::Result<usearch::ffi::Matches, E>,
+    ) -> Result<Vec<(u64, f32)>> {
         let index = self.index.read();
         if index.size() == 0 || k == 0 {
             return Ok(Vec::new());
         }
-        let matches = index
-            .search(query, k)
-            .map_err(|e| usearch_err("search", &e))?;
+        let matches = run(&index).map_err(|e| usearch_err("search", &e))?;
         Ok(as_cosines(matches))
     }
 

@@ -176,14 +176,11 @@ impl VectorIndex {
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
         if admissible >= self.hnsw.len() {
-            let wide = self.hnsw.search_all(query, k * 2 + WALK_SLACK)?;
-            let kept: Vec<(u64, f32)> = wide
-                .into_iter()
-                .filter(|(key, _)| admit(*key))
-                .take(k)
-                .collect();
-            if kept.len() == k {
-                return Ok(kept);
+            let mut wide = self.hnsw.search_all(query, k * 2 + WALK_SLACK)?;
+            wide.retain(|(key, _)| admit(*key));
+            if wide.len() >= k {
+                wide.truncate(k);
+                return Ok(wide);
             }
         }
         self.hnsw.search(query, k, admit)

@@ -3,7 +3,9 @@ name, and a record built without `__init__` is the same value a normal one is.""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,6 +72,8 @@ def test_a_record_built_from_core_equals_one_built_by_init() -> None:
     assert record == twin
     assert record.to_dict() == twin.to_dict()
     assert repr(record) == repr(twin)
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert copy.deepcopy(record) == record
 
 
 def test_a_record_built_from_core_is_frozen() -> None:

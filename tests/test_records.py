@@ -6,11 +6,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from memcore._time import to_micros
 from memcore.records import MemoryRecord, Scores, SearchHit, assemble
 
 CREATED = 1_700_000_000_000_000
@@ -48,18 +48,13 @@ def raw_memory(**overrides: Any) -> dict[str, Any]:
     return raw
 
 
-def micros(value: datetime) -> int:
-    delta = value - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 def test_every_raw_field_lands_on_its_own_attribute() -> None:
     raw = raw_memory()
     record = MemoryRecord.from_core(raw)
     for f in dataclasses.fields(MemoryRecord):
         value = getattr(record, f.name)
         if f.name in EVERY_TIME_DIFFERS:
-            assert micros(value) == raw[f.name], f.name
+            assert to_micros(value, f.name) == raw[f.name], f.name
         elif f.name == "metadata":
             assert value == {"k": 1}
         else:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from memcore._time import from_micros, iso, optional_datetime
@@ -37,7 +38,11 @@ def _same_or_new(micros: int, known: int, known_at: datetime) -> datetime:
 
 R = TypeVar("R", bound="Record")
 
-_SLOT_SETTERS: dict[type, tuple[Callable[[object, Any], None], ...]] = {}
+
+@cache
+def _slot_setters(cls: type) -> tuple[Callable[[object, Any], None], ...]:
+    """The slot descriptors' setters of dataclass `cls`, in field order."""
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
 
 
 def assemble(cls: type[R], *values: Any) -> R:
@@ -49,11 +54,8 @@ def assemble(cls: type[R], *values: Any) -> R:
     same values in half the time, and search results and bulk ingests convert thousands
     of records. A wrong number of values raises rather than leaving a slot unset.
     """
-    setters = _SLOT_SETTERS.get(cls)
-    if setters is None:
-        setters = tuple(cls.__dict__[f.name].__set__ for f in fields(cls))  # type: ignore[arg-type]
-        _SLOT_SETTERS[cls] = setters
     record = object.__new__(cls)
+    setters = _slot_setters(cls)  # type: ignore[arg-type]  # mypy: type[R] "not Hashable"
     for store, value in zip(setters, values, strict=True):
         store(record, value)
     return record

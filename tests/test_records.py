@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memcore._time import to_micros
-from memcore.records import MemoryRecord, Scores, SearchHit, assemble
+from memcore.records import MemoryRecord, Scores, SearchHit, builder
 
 CREATED = 1_700_000_000_000_000
 EVERY_TIME_DIFFERS = {
@@ -93,8 +93,15 @@ def test_a_hit_carries_its_memory_and_scores() -> None:
     assert hit.relevance_score == 0.75
 
 
-def test_assembling_with_the_wrong_number_of_values_raises() -> None:
-    with pytest.raises(ValueError):
-        assemble(Scores, 0.9, None, 0.1)
-    with pytest.raises(ValueError):
-        assemble(Scores, 0.9, None, 0.1, 1.5, "extra")
+def test_building_with_the_wrong_number_of_values_raises() -> None:
+    build = builder(Scores)
+    with pytest.raises(TypeError, match="fused"):
+        build(0.9, None, 0.1)
+    with pytest.raises(TypeError):
+        build(0.9, None, 0.1, 1.5, "extra")
+
+
+def test_a_builder_sets_every_field_by_position() -> None:
+    built = builder(Scores)(0.9, None, 0.1, 1.5)
+    assert built == Scores(vector=0.9, bm25=None, ppr=0.1, fused=1.5)
+    assert builder(Scores) is builder(Scores), "made once per class"

@@ -58,6 +58,7 @@ ENV PATH=/opt/memcore/bin:$PATH \
     MEMCORE_HOST=0.0.0.0 \
     MEMCORE_PORT=8765 \
     MEMCORE_AUTH_FILE=/data/tokens.json \
+    MEMCORE_CACHE_DIR=/data/cache \
     HF_HOME=/data/huggingface
 USER memcore
 WORKDIR /home/memcore

@@ -31,11 +31,21 @@ def mem(data_dir: Path) -> Iterator[memcore.Memory]:
         yield m
 
 
+@pytest.fixture(scope="session")
+def _graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of derived model graphs for the whole run: MiniLM's int8 graph is made
+    once (about 2 s), as it is once per machine outside the tests."""
+    return tmp_path_factory.mktemp("memcore-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the real ~/.local/share/memcore from a test."""
+def _isolated_data_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _graph_cache: Path
+) -> None:
+    """Never touch the real ~/.local/share/memcore or ~/.cache/memcore from a test."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.delenv("MEMCORE_DATA_DIR", raising=False)
+    monkeypatch.setenv("MEMCORE_CACHE_DIR", str(_graph_cache))
 
 
 def unit(seed: int, dim: int = 8) -> npt.NDArray[np.float32]:

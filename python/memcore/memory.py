@@ -62,6 +62,10 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         embedding_spin: Let the model's threads spin on after each embedding, ready
             for the next (fastest back to back). The MCP server turns it off: the
             work that answers the call needs those cores right after the embedding.
+        embedding_int8: Run the model's matrix products in int8 where its registry
+            entry allows it (MiniLM: 1.7-2x faster, search quality unchanged; the
+            int8 graph is derived on first use and cached under MEMCORE_CACHE_DIR,
+            default ~/.cache/memcore). False runs the graph as shipped.
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -86,6 +90,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         cache_size: int = 1000,
         batch_size: int = 32,
         embedding_spin: bool = True,
+        embedding_int8: bool = True,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
@@ -109,6 +114,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
                 cache_size,
                 batch_size,
                 embedding_spin,
+                embedding_int8,
             )
         except BaseException:
             self._engine.close()
@@ -187,6 +193,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         cache_size: int,
         batch_size: int,
         spin: bool,
+        int8: bool,
     ) -> EmbeddingService | None:
         if model is None and model_path is None and embedder is None:
             return None
@@ -209,6 +216,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
             cache_size=cache_size,
             batch_size=batch_size,
             spin_between_calls=spin,
+            int8=int8,
             on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
 

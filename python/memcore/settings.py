@@ -46,6 +46,7 @@ class Settings:
     model_path: Path | None = None
     cache_size: int = 1000
     batch_size: int = 32
+    float_embeddings: bool = False
     timeout: float = 60.0
     log_level: str = "info"
     force_model: bool = False
@@ -73,6 +74,7 @@ class Settings:
             "read_only": self.read_only,
             "cache_size": self.cache_size,
             "batch_size": self.batch_size,
+            "embedding_int8": not self.float_embeddings,
         }
 
 
@@ -211,6 +213,12 @@ OPTIONS: dict[str, Option] = {
         Option("model_path", _model_path, "folder with model.onnx, tokenizer.json, config.json"),
         Option("cache_size", _integer(0, 10_000_000), "query-embedding cache entries (1000)", "N"),
         Option("batch_size", _integer(1, 4096), "texts per embedding batch (32)", "N"),
+        Option(
+            "float_embeddings",
+            parse_bool,
+            "run the embedding model as shipped, without int8 products",
+            is_flag=True,
+        ),
         Option("timeout", _seconds, "seconds a call waits for the store to open (60)", "SECONDS"),
         Option("log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)"),
         Option("force_model", parse_bool, "on a model mismatch use the stored model", is_flag=True),
@@ -235,6 +243,7 @@ STORE_OPTIONS = (
     "model_path",
     "cache_size",
     "batch_size",
+    "float_embeddings",
     "timeout",
     "log_level",
     "force_model",

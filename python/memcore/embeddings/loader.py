@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Protocol
 
 from memcore.embeddings.custom import (
@@ -14,7 +15,7 @@ from memcore.embeddings.custom import (
     custom_model_id,
 )
 from memcore.embeddings.model_dir import ModelDirError, model_dir_id, spec_from_model_dir
-from memcore.embeddings.model_files import ModelLoadError, SourceUnavailableError
+from memcore.embeddings.model_files import ModelFiles, ModelLoadError, SourceUnavailableError
 from memcore.embeddings.pooling import FloatMatrix
 from memcore.embeddings.registry import ModelSpec, get_spec
 from memcore.embeddings.retry import RetryPolicy
@@ -45,6 +46,7 @@ class LoadPlan:
         embedder: Custom function, if one was given.
         threads: onnxruntime intra-op threads (``None``: machine default).
         spin_between_calls: Whether those threads keep spinning after a call returns.
+        int8: Whether a model whose spec allows it runs its products in int8.
         batch_size: Most texts per inference call.
         max_batch_tokens: Padded-token budget per inference call.
         retry: Retry policy for inference calls.
@@ -57,6 +59,7 @@ class LoadPlan:
     embedder: EmbedFunction | None
     threads: int | None
     spin_between_calls: bool
+    int8: bool
     batch_size: int
     max_batch_tokens: int
     retry: RetryPolicy
@@ -72,6 +75,7 @@ def plan_load(
     max_batch_tokens: int,
     retry: RetryPolicy,
     spin_between_calls: bool = True,
+    int8: bool = True,
 ) -> LoadPlan:
     """Resolve the constructor arguments without loading anything heavy.
 
@@ -103,6 +107,7 @@ def plan_load(
         embedder=embedder,
         threads=threads,
         spin_between_calls=spin_between_calls,
+        int8=int8,
         batch_size=batch_size,
         max_batch_tokens=max_batch_tokens,
         retry=retry,
@@ -120,6 +125,7 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         return custom, None
     # Imported here because onnxruntime takes a noticeable time to import and this runs in
     # the loader thread, never in the caller's.
+    from memcore.embeddings.int8_graph import int8_files, quantizes_per_call
     from memcore.embeddings.onnx_model import OnnxEmbedder
     from memcore.embeddings.sources import directory_files, resolve_registry_files
 
@@ -130,6 +136,8 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         assert plan.spec is not None  # plan_load always resolves a registry spec
         spec = plan.spec
         files = resolve_registry_files(spec)
+    if plan.int8 and spec.int8_products:
+        files = int8_files(files, _probe_check(spec, files))
     onnx = OnnxEmbedder(
         spec,
         files,
@@ -138,8 +146,36 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         max_batch_size=plan.batch_size,
         retry=plan.retry,
         spin_between_calls=plan.spin_between_calls,
+        one_text_per_run=quantizes_per_call(files.model),
     )
     return onnx, spec
+
+
+PROBE_TEXTS = (
+    "fix the login bug",
+    "User prefers TypeScript over JavaScript for new services",
+    "def parse_config(path):\n    with open(path) as f:\n        return yaml.safe_load(f)",
+    "x",
+)
+"""Texts a derived graph must embed like the original (prose, code, a one-letter text)."""
+
+
+def _probe_check(spec: ModelSpec, files: ModelFiles) -> Callable[[Path], float]:
+    """A check of a candidate graph: the lowest cosine between its vectors for
+    :data:`PROBE_TEXTS` and the original graph's."""
+    from memcore.embeddings.onnx_model import OnnxEmbedder
+
+    def check(candidate: Path) -> float:
+        original = OnnxEmbedder(spec, files, threads=1)
+        derived = OnnxEmbedder(spec, replace(files, model=candidate), threads=1)
+        try:
+            cosines = (original.embed(PROBE_TEXTS) * derived.embed(PROBE_TEXTS)).sum(axis=1)
+        finally:
+            original.close()
+            derived.close()
+        return float(cosines.min())
+
+    return check
 
 
 def failure_reason(exc: Exception) -> str:

@@ -128,7 +128,10 @@ def spec_from_model_dir(model_path: str | os.PathLike[str]) -> ModelSpec:
         config_file=CONFIG_FILE,
     )
     alias = registry_alias(root, spec)
-    return spec if alias is None else dataclasses.replace(spec, name=alias)
+    if alias is None:
+        return spec
+    # The registry's model, so also run as the registry runs it.
+    return dataclasses.replace(spec, name=alias, int8_products=REGISTRY[alias].int8_products)
 
 
 def registry_alias(root: Path, spec: ModelSpec) -> str | None:

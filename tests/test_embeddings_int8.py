@@ -18,7 +18,7 @@ from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
 from memcore.embeddings import EmbeddingService
 from memcore.embeddings import int8_graph as int8
 from memcore.embeddings.model_dir import spec_from_model_dir
-from memcore.embeddings.model_files import ModelFiles
+from memcore.embeddings.model_files import ModelFiles, ModelLoadError
 from memcore.embeddings.onnx_model import OnnxEmbedder
 from memcore.embeddings.sources import directory_files
 
@@ -194,3 +194,14 @@ def test_models_not_marked_for_int8_run_as_shipped() -> None:
     with EmbeddingService(model_path=require_model(POTION_DIR)) as potion:
         assert potion.wait_ready(60), potion.error
         assert potion.source is not None and not potion.source.endswith(int8.SOURCE_SUFFIX)
+
+
+def test_a_closed_embedder_refuses_work(derived: ModelFiles) -> None:
+    embedder = OnnxEmbedder(
+        spec_from_model_dir(MINILM_DIR), derived, threads=2, one_text_per_run=True
+    )
+    embedder.embed(TEXTS)  # the worker pool is running
+    embedder.close()
+    for texts in (TEXTS, TEXTS[:1]):
+        with pytest.raises(ModelLoadError, match="closed"):
+            embedder.embed(texts)

@@ -186,6 +186,8 @@ class OnnxEmbedder:
 
     def _worker_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
+            if self._session is None:
+                raise ModelLoadError("model is closed")  # and no pool to start again
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="memcore-embed")
             return self._pool

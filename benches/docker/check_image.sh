@@ -165,6 +165,8 @@ checks = {
     "MEMCORE_TRANSPORT": (env.get("MEMCORE_TRANSPORT"), "stdio"),
     "MEMCORE_HOST": (env.get("MEMCORE_HOST"), "0.0.0.0"),
     "MEMCORE_AUTH_FILE": (env.get("MEMCORE_AUTH_FILE"), "/data/tokens.json"),
+    # The derived int8 model graph is kept on the volume, so it is made once, not per container.
+    "MEMCORE_CACHE_DIR": (env.get("MEMCORE_CACHE_DIR"), "/data/cache"),
 }
 bad = {k: v for k, (v, want) in checks.items() if v != want}
 assert not bad, f"unexpected image configuration: {bad}"

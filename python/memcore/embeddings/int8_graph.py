@@ -199,9 +199,11 @@ def _drop_nan_guards(model: Path, out: Path) -> None:
         ):
             renamed[node.output[0]] = value
             dropped.add(id(node))
-    if any(output.name in renamed for output in graph.output):
-        renamed.clear()  # a guard that is the graph's output stays (not seen in exports)
-    kept = [node for node in graph.node if id(node) not in dropped or not renamed]
+    if not renamed or any(output.name in renamed for output in graph.output):
+        # Nothing to drop, or a guard is the graph's output (not seen in exports): as is.
+        onnx.save(proto, str(out))
+        return
+    kept = [node for node in graph.node if id(node) not in dropped]
     for node in kept:
         node.input[:] = [renamed.get(name, name) for name in node.input]
     # The NaN tests only the guards read go too.

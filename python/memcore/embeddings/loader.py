@@ -136,8 +136,11 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         assert plan.spec is not None  # plan_load always resolves a registry spec
         spec = plan.spec
         files = resolve_registry_files(spec)
+    shipped = files
     if plan.int8 and spec.int8_products:
         files = int8_files(files, _probe_check(spec, files))
+    # A derived graph quantizes per call by construction; only a shipped one is inspected.
+    per_call = files != shipped or quantizes_per_call(files.model)
     onnx = OnnxEmbedder(
         spec,
         files,
@@ -146,7 +149,7 @@ def load(plan: LoadPlan) -> tuple[Embedder, ModelSpec | None]:
         max_batch_size=plan.batch_size,
         retry=plan.retry,
         spin_between_calls=plan.spin_between_calls,
-        one_text_per_run=quantizes_per_call(files.model),
+        one_text_per_run=per_call,
     )
     return onnx, spec
 

@@ -175,11 +175,14 @@ class OnnxEmbedder:
     def _embed_one_by_one(self, rows: list[list[int]]) -> FloatMatrix:
         """Each token row as its own call: on the caller's thread for one row, else on
         the worker pool (results in input order)."""
+
+        def run_one(row: list[int]) -> FloatMatrix:
+            return self._run(*self._tokenizer.pad([row]))
+
         if len(rows) == 1 or self._workers == 1:
-            vectors = [self._run(*self._tokenizer.pad([row])) for row in rows]
+            vectors = [run_one(row) for row in rows]
         else:
-            pool = self._worker_pool()
-            vectors = list(pool.map(lambda row: self._run(*self._tokenizer.pad([row])), rows))
+            vectors = list(self._worker_pool().map(run_one, rows))
         if not vectors:
             return np.empty((0, self.spec.dim), dtype=np.float32)
         return np.concatenate(vectors)

@@ -27,6 +27,19 @@ RETRIEVERS: tuple[Retriever, ...] = (
     Retriever("search (vector only)", lambda m, q, v, k: m.search(vector=v, limit=k), 50, True),
     Retriever("search_text (BM25 only)", lambda m, q, v, k: m.search_text(q, limit=k), 50, False),
     Retriever("recall (hybrid)", lambda m, q, v, k: m.recall(q, limit=k, vector=v), 50, False),
+    # The first design's weights (0.40, 0.15, 0.45), kept as a preset: the old default.
+    Retriever(
+        "recall, design weights",
+        lambda m, q, v, k: m.recall(q, limit=k, vector=v, weights="design"),
+        50,
+        False,
+    ),
+    Retriever(
+        "recall, RRF",
+        lambda m, q, v, k: m.recall(q, limit=k, vector=v, mode="rrf"),
+        50,
+        False,
+    ),
     # The agent-facing call caps results at 20, so its recall@25 is not defined.
     Retriever(
         "search_memories",

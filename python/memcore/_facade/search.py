@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from memcore import _core
 from memcore._facade.base import FacadeBase, VectorLike, as_vector
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
@@ -14,8 +15,14 @@ from memcore.records import MemoryRecord, SearchHit
 SIMILAR_THRESHOLD = 0.8
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
-#: The fused-weights default (vector, BM25, PPR) of DESIGN section 3.
-DEFAULT_WEIGHTS = (0.40, 0.15, 0.45)
+#: The fused-weights default (vector, BM25, PPR), measured by the quality harness
+#: (`benches/results/quality.md`); defined in the core's `fusion.rs`.
+DEFAULT_WEIGHTS: tuple[float, float, float] = _core.DEFAULT_WEIGHTS
+#: Named weight presets: `recall(..., weights="design")` ranks as the first design did.
+WEIGHT_PRESETS: dict[str, tuple[float, float, float]] = {
+    "default": _core.DEFAULT_WEIGHTS,
+    "design": _core.DESIGN_WEIGHTS,
+}
 
 FusionModeName = Literal["zscore", "rrf"]
 
@@ -114,7 +121,7 @@ class SearchAPI(FacadeBase):
         thread_id: str | None = None,
         as_of: TimeLike | None = None,
         include_invalid: bool = False,
-        weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+        weights: tuple[float, float, float] | str = "default",
         mode: FusionModeName = "zscore",
         namespace: str | None = None,
     ) -> list[SearchHit]:
@@ -127,7 +134,10 @@ class SearchAPI(FacadeBase):
             query: Natural-language query.
             limit: 1-50 results.
             vector: A precomputed query embedding.
-            weights: (vector, bm25, ppr) weights.
+            weights: (vector, bm25, ppr) weights, or a preset name: "default" (measured
+                on conversational memory: BM25 weighs more than the vector) or "design"
+                (0.40, 0.15, 0.45). A signal no candidate has (no graph) gives its
+                share to the others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
         """
         text = _query_text(query)
@@ -140,7 +150,7 @@ class SearchAPI(FacadeBase):
             thread_id=thread_id,
             as_of=optional_micros(as_of, "as_of"),
             valid_only=not include_invalid,
-            weights=weights,
+            weights=_weights(weights),
             mode=mode,
         )
         return [SearchHit.from_core(r, "fused") for r in rows]
@@ -164,6 +174,17 @@ class SearchAPI(FacadeBase):
         if service is None or service.status == "error":
             return None
         return service.embed_query(text)
+
+
+def _weights(weights: object) -> tuple[float, float, float]:
+    """A weights tuple, or a preset's by name."""
+    if isinstance(weights, str):
+        preset = WEIGHT_PRESETS.get(weights)
+        if preset is None:
+            names = ", ".join(f'"{n}"' for n in WEIGHT_PRESETS)
+            raise invalid("weights", f"Unknown weights preset {weights!r}; use {names} or a tuple.")
+        return preset
+    return weights  # type: ignore[return-value]  # the core checks the tuple
 
 
 def _query_text(query: object) -> str:

@@ -38,10 +38,18 @@ mod _core {
     #[pymodule_export]
     use crate::engine::PyEngine;
 
+    #[pymodule_export]
+    use crate::conversation::turn_vector_text;
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         m.add("SCHEMA_VERSION", memcore::store::schema_version())?;
+        // Fusion weights (vector, bm25, ppr): the measured default and the
+        // first design's preset, defined once in the core.
+        let w = |w: memcore::Weights| (w.vector, w.bm25, w.ppr);
+        m.add("DEFAULT_WEIGHTS", w(memcore::Weights::TUNED))?;
+        m.add("DESIGN_WEIGHTS", w(memcore::Weights::DESIGN))?;
         crate::errors::register_codes(m)
     }
 }

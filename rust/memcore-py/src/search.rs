@@ -159,7 +159,7 @@ impl PyEngine {
     /// Hybrid recall: vector + BM25 (+ PPR once the graph exists), z-score
     /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`.
     #[pyo3(signature = (namespace, text, vector = None, *, limit = 10, thread_id = None,
-        as_of = None, valid_only = true, kinds = None, weights = (0.40, 0.15, 0.45),
+        as_of = None, valid_only = true, kinds = None, weights = None,
         mode = "zscore"))]
     #[allow(clippy::too_many_arguments)]
     fn recall<'py>(
@@ -173,7 +173,7 @@ impl PyEngine {
         as_of: Option<i64>,
         valid_only: bool,
         kinds: Option<Vec<String>>,
-        weights: (f32, f32, f32),
+        weights: Option<(f32, f32, f32)>,
         mode: &str,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
@@ -185,7 +185,8 @@ impl PyEngine {
             valid_only,
             limit,
         };
-        let (vector_w, bm25, ppr) = weights;
+        let d = Weights::default();
+        let (vector_w, bm25, ppr) = weights.unwrap_or((d.vector, d.bm25, d.ppr));
         for (name, w) in [("vector", vector_w), ("bm25", bm25), ("ppr", ppr)] {
             if !w.is_finite() || w < 0.0 {
                 return Err(BindError::Core(memcore::Error::invalid(

@@ -1,5 +1,12 @@
-"""LoCoMo retrieval: one store per conversation, a memory per dialogue turn, each question
-searched; gold = the question's evidence turns (dia_ids)."""
+"""LoCoMo retrieval; gold = each question's evidence turns (dia_ids). Two ways of storing a
+conversation, each in a store of its own:
+
+- isolated memories: a memory per dialogue turn (`store_memories`), searched with `search`,
+  `search_text`, `recall` and `search_memories`: facts keyed by their own text;
+- the conversation log: every turn through `record_turn` (a LoCoMo session is a conversation,
+  the turn happens at its session's date), searched with `retrieve_context` over all of
+  them: turns keyed by their context (the turns before them and their day).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +28,13 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 # The LoCoMo paper's DRAGON retriever, dialogue level, all categories (recall@k, %).
 DRAGON = {"R@5": 58.8, "R@10": 67.5, "R@25": 79.9}
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
+# Session dates read "1:56 pm on 8 May, 2023".
+_DATE = re.compile(r"(\d{1,2}):(\d{2}) ?([ap]m) on (\d{1,2}) (\w+),? (\d{4})", re.IGNORECASE)
+#: The conversation-log retriever: retrieve_context over every recorded turn.
+TURN_PATH = "retrieve_context (turns via record_turn)"
+# A conversation's history is not stale: recency must not reorder it (LoCoMo's sessions
+# span months, the questions ask about all of them).
+_NO_RECENCY = 36_500.0
 
 
 @dataclass
@@ -33,6 +48,16 @@ class Turn:
     @property
     def content(self) -> str:
         return f"{self.speaker}: {self.text}"
+
+    def at(self, position: int) -> datetime:
+        """When the turn happened: its session's date, a second per position in it."""
+        match = _DATE.search(self.date)
+        if match is None:
+            raise ValueError(f"unreadable session date {self.date!r} of {self.dia_id}")
+        hour, minute, half, day, month, year = match.groups()
+        clock = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+        start = datetime.strptime(f"{day} {month} {year}", "%d %B %Y").replace(tzinfo=UTC)
+        return start + timedelta(hours=clock, minutes=int(minute), seconds=position)
 
 
 @dataclass
@@ -118,6 +143,7 @@ def evaluate(
     conversations = load(path)[:max_conversations]
     retrievers = usable(vectors_ok)
     scores: dict[str, dict[str, Scores]] = {r.name: {} for r in retrievers}
+    scores[TURN_PATH] = {}
     dropped: dict[str, int] = {}
     n_questions = 0
     for conv in conversations:
@@ -152,12 +178,14 @@ def evaluate(
                 for r in retrievers:
                     hits = r.search(mem, q.text, vector, max(KS))
                     found = [h.memory.metadata["dia_id"] for h in hits]  # type: ignore[index]
-                    values = per_query(found, q.gold, KS, r.max_depth)
-                    buckets = ["all", f"cat{q.category}"] + (
-                        ["all_but_5"] if q.category != 5 else []
+                    _add(
+                        scores.setdefault(r.name, {}), q, per_query(found, q.gold, KS, r.max_depth)
                     )
-                    for bucket in buckets:
-                        scores[r.name].setdefault(bucket, Scores()).add(values)
+        turn_scores = scores.setdefault(TURN_PATH, {})
+        for q, found in zip(
+            questions, _turn_path(conv, questions, query_v, vectors_ok), strict=True
+        ):
+            _add(turn_scores, q, per_query(found, q.gold, KS, max(KS)))
     return {
         "file": str(path),
         "conversations": [c.sample_id for c in conversations],
@@ -172,3 +200,55 @@ def evaluate(
             for name, buckets in scores.items()
         },
     }
+
+
+def _add(scores: dict[str, Scores], q: Question, values: dict[str, float | None]) -> None:
+    buckets = ["all", f"cat{q.category}"] + (["all_but_5"] if q.category != 5 else [])
+    for bucket in buckets:
+        scores.setdefault(bucket, Scores()).add(values)
+
+
+def _turn_path(
+    conv: Conversation, questions: list[Question], query_v: Any, vectors_ok: bool
+) -> list[list[str]]:
+    """Every turn recorded as an agent's log would be, then each question answered by
+    retrieve_context over all of them: the dia_ids it returns, best first."""
+    import memcore
+    from memcore import _core
+
+    ats = []
+    position: dict[int, int] = {}
+    for t in conv.turns:
+        position[t.session] = position.get(t.session, -1) + 1
+        ats.append(t.at(position[t.session]))
+    passage_v = None
+    if vectors_ok:
+        # The text record_turn itself embeds (its day and its own text).
+        keys = [
+            _core.turn_vector_text(int(at.timestamp() * 1_000_000), t.content)
+            for t, at in zip(conv.turns, ats, strict=True)
+        ]
+        passage_v = embedding_cache.embed(keys, "passage", label=f"{conv.sample_id} turns")
+    found: list[list[str]] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="locomo-turns-") as tmp,
+        memcore.Memory(tmp, model=None) as mem,
+    ):
+        for i, (t, at) in enumerate(zip(conv.turns, ats, strict=True)):
+            mem.record_turn(
+                f"{conv.sample_id}-session-{t.session}",
+                t.content,
+                turn_id=t.dia_id,
+                at=at,
+                vector=None if passage_v is None else passage_v[i],
+            )
+        for qi, q in enumerate(questions):
+            result = mem.retrieve_context(
+                q.text,
+                limit=max(KS),
+                token_budget=1_000_000,
+                vector=None if query_v is None else query_v[qi],
+                recency_half_life_days=_NO_RECENCY,
+            )
+            found.append([item.turn.turn_id for item in result.items])
+    return found

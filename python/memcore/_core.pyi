@@ -9,6 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_WEIGHTS",
+    "DESIGN_WEIGHTS",
     "SCHEMA_VERSION",
     "DimensionMismatchError",
     "EmbeddingError",
@@ -23,10 +25,17 @@ __all__ = [
     "UnauthorizedError",
     "ValidationFailedError",
     "__version__",
+    "turn_vector_text",
 ]
 
 __version__: str
 SCHEMA_VERSION: int
+#: Fusion weights (vector, bm25, ppr): the measured default and the first design's preset.
+DEFAULT_WEIGHTS: tuple[float, float, float]
+DESIGN_WEIGHTS: tuple[float, float, float]
+
+def turn_vector_text(at: int, user_text: str) -> str:
+    """What a turn's vector embeds: its day and its own user text."""
 
 _MemoryDict = dict[str, Any]
 _Vector = npt.NDArray[np.float32]
@@ -218,7 +227,7 @@ class Engine:
         as_of: int | None = None,
         valid_only: bool = True,
         kinds: list[str] | None = None,
-        weights: tuple[float, float, float] = ...,
+        weights: tuple[float, float, float] | None = None,
         mode: str = "zscore",
     ) -> list[_MemoryDict]: ...
     def similar_memories(

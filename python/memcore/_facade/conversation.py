@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memcore import lifecycle
+from memcore import _core, lifecycle
 from memcore._core import Engine
 from memcore._facade.base import Vector, VectorLike, as_vector
 from memcore._facade.search import SearchAPI
-from memcore._time import TimeLike, iso, optional_datetime, optional_micros
+from memcore._time import TimeLike, iso, now_micros, optional_datetime, optional_micros
 from memcore.code.overview import with_projects
 from memcore.conversation import (
     Conversation,
@@ -536,7 +536,10 @@ class ConversationAPI(SearchAPI):
             stored = self._stored_turn(namespace, conversation_id, turn_id)
             if stored is not None:
                 return TurnResult(turn=stored, created=False, embedded=False)
-        passage = self._turn_vector(user_text, vector)
+        if at is None:
+            # Fixed here so the vector's date and the stored turn's are the same day.
+            at = now_micros()
+        passage = self._turn_vector(_core.turn_vector_text(at, user_text), vector)
         raw = self._engine.record_turn(
             namespace,
             conversation_id,

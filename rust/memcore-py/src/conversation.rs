@@ -431,3 +431,10 @@ impl PyEngine {
         estimate_tokens(text)
     }
 }
+
+/// What a turn's vector embeds: its day and its own user text (the BM25 key
+/// also holds the turns before it; see `store::conversations`).
+#[pyfunction]
+pub fn turn_vector_text(at: i64, user_text: &str) -> String {
+    memcore::store::conversations::turn_vector_text(at, user_text)
+}

@@ -70,6 +70,43 @@ pub fn effective_end(
     }
 }
 
+/// A day as people write it, "8 May 2023" (UTC): part of what a
+/// conversation turn is searched by, so "when did we talk about X in May"
+/// and a date in the question match the turns of that day.
+pub fn date_label(at: Timestamp) -> String {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let (year, month, day) = civil_date(at.div_euclid(86_400_000_000));
+    format!("{day} {} {year}", MONTHS[(month - 1) as usize])
+}
+
+/// (year, month 1-12, day 1-31) of a day count since 1970-01-01, in the
+/// proleptic Gregorian calendar (the days-to-civil algorithm over 400-year eras).
+fn civil_date(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +132,15 @@ mod tests {
         assert_eq!(effective_end(Some(9), Some(7)), Some(7));
         assert_eq!(effective_end(Some(3), None), Some(3));
         assert_eq!(effective_end(None, None), None);
+    }
+
+    #[test]
+    fn dates_read_as_people_write_them() {
+        assert_eq!(date_label(0), "1 January 1970");
+        // 2023-05-08T13:56:00Z
+        assert_eq!(date_label(1_683_554_160_000_000), "8 May 2023");
+        // a leap day, and a day before the epoch
+        assert_eq!(date_label(951_782_400_000_000), "29 February 2000");
+        assert_eq!(date_label(-1), "31 December 1969");
     }
 }

@@ -96,6 +96,14 @@ impl Engine {
                     None,
                 )?;
                 conv::insert_turn(tx, &record, key, vector.as_deref())?;
+                let search_text = conv::turn_search_text(
+                    tx,
+                    &record.namespace,
+                    &record.conversation_id,
+                    record.turn_index,
+                    record.created_at,
+                    &record.user_text,
+                )?;
                 let mut procedures = Vec::with_capacity(turn.procedures.len());
                 for (position, p) in turn.procedures.iter().enumerate() {
                     let mut procedure = Procedure {
@@ -122,11 +130,11 @@ impl Engine {
                         created: true,
                         procedures,
                     },
-                    Some((key, vector)),
+                    Some((key, vector, search_text)),
                 ))
             },
             |(outcome, published)| {
-                if let Some((key, vector)) = published {
+                if let Some((key, vector, search_text)) = published {
                     if let Some(v) = &vector {
                         self.note_dim(v.len());
                     }
@@ -136,7 +144,7 @@ impl Engine {
                             key: key as u64,
                             prev: None,
                             labels: turn_labels(&outcome.turn, None),
-                            text: &outcome.turn.user_text,
+                            text: &search_text,
                             vector: vector.map(Arc::from),
                         },
                     );

@@ -197,9 +197,19 @@ impl Engine {
                         conv::record_touch(tx, &document, &t)?;
                     }
                 }
+                // The record travels on only to be indexed: by its search text.
+                let mut indexed = t;
+                indexed.user_text = conv::turn_search_text(
+                    tx,
+                    &indexed.namespace,
+                    &indexed.conversation_id,
+                    indexed.turn_index,
+                    indexed.created_at,
+                    &indexed.user_text,
+                )?;
                 After::Doc {
                     seq,
-                    record: Box::new(Restorable::Turn(t, Vec::new(), None)),
+                    record: Box::new(Restorable::Turn(indexed, Vec::new(), None)),
                     vector,
                 }
             }

@@ -7,7 +7,7 @@ use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::Result;
 use crate::store::IndexRow;
 use crate::store::vectors::{decode, encode};
-use crate::temporal::Timestamp;
+use crate::temporal::{Timestamp, date_label};
 
 const TURN_COLUMNS: &str = "id, namespace, conversation_id, turn_key, turn_index, user_text, \
      agent_text, thread_id, created_at";
@@ -130,19 +130,77 @@ pub fn turns_of(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The indexed content of a turn (its user text).
+/// Earlier turns of the same conversation that a turn's search text includes.
+/// Measured on the LoCoMo conversations (`benches/results/quality.md`): a turn
+/// is often an answer ("Yes, last Saturday!") whose subject is in the one or
+/// two before it; leave-one-conversation-out picked two on both folds.
+pub const TURN_CONTEXT: i64 = 2;
+
+/// What a turn is found by (BM25): the day it happened, the user texts of the
+/// [`TURN_CONTEXT`] turns before it in its conversation, and its own user text.
+/// A hit is still the turn itself with its own text; only the key is wider.
+/// One definition for recording, rebuilding and restoring, so a rebuilt index
+/// equals the one built live.
+pub fn turn_search_text(
+    conn: &Connection,
+    namespace: &str,
+    conversation: &str,
+    turn_index: i64,
+    created_at: Timestamp,
+    user_text: &str,
+) -> Result<String> {
+    let mut text = date_label(created_at);
+    let mut stmt = conn.prepare_cached(
+        "SELECT user_text FROM turns
+         WHERE namespace = ?1 AND conversation_id = ?2 AND turn_index >= ?3 AND turn_index < ?4
+         ORDER BY turn_index",
+    )?;
+    let mut rows = stmt.query(params![
+        namespace,
+        conversation,
+        turn_index - TURN_CONTEXT,
+        turn_index
+    ])?;
+    while let Some(r) = rows.next()? {
+        text.push('\n');
+        text.push_str(&r.get::<_, String>(0)?);
+    }
+    text.push('\n');
+    text.push_str(user_text);
+    Ok(text)
+}
+
+/// What a turn's vector embeds: its day and its own text (the neighbours
+/// widen only the BM25 key: measured, they blurred the vector).
+pub fn turn_vector_text(created_at: Timestamp, user_text: &str) -> String {
+    format!("{}\n{user_text}", date_label(created_at))
+}
+
+/// The indexed content of a turn ([`turn_search_text`]) and its vector.
 pub fn turn_index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
-    Ok(conn
-        .prepare_cached("SELECT doc_key, user_text, embedding FROM turns WHERE id = ?1")?
+    let row = conn
+        .prepare_cached(
+            "SELECT doc_key, user_text, embedding, namespace, conversation_id, turn_index, \
+             created_at FROM turns WHERE id = ?1",
+        )?
         .query_row([id], |r| {
             let blob: Option<Vec<u8>> = r.get(2)?;
             Ok((
                 r.get::<_, i64>(0)? as u64,
-                r.get(1)?,
+                r.get::<_, String>(1)?,
                 blob.map(|b| decode(&b)),
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, Timestamp>(6)?,
             ))
         })
-        .optional()?)
+        .optional()?;
+    let Some((key, user_text, vector, namespace, conversation, index, at)) = row else {
+        return Ok(None);
+    };
+    let text = turn_search_text(conn, &namespace, &conversation, index, at, &user_text)?;
+    Ok(Some((key, text, vector)))
 }
 
 /// Catalog facts of every turn: (doc key, namespace, thread, conversation,

@@ -1,0 +1,99 @@
+"""What recall ranks by: a turn found through its context and its day while the hit is
+the turn itself, facts keyed by their own text only, and the fusion weights (the measured
+default, the first design's preset, RRF honouring them). The numbers behind each choice
+are in benches/results/quality.md."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+import memcore
+from conftest import unit
+
+
+def _turn_ids(result: memcore.ContextResult) -> list[str]:
+    return [item.turn.turn_id for item in result.items]
+
+
+def test_a_turn_is_found_through_the_turns_before_it(mem: memcore.Memory) -> None:
+    # The answer names nothing; its subject is two turns earlier.
+    mem.record_turn("s1", "Did you adopt the greyhound from the shelter?", turn_id="q")
+    mem.record_turn("s1", "I am thinking about it.", turn_id="mid")
+    mem.record_turn("s1", "Yes, last Saturday!", turn_id="answer")
+    mem.record_turn("s1", "Nice weather today.", turn_id="later1")
+    mem.record_turn("s1", "Indeed, very sunny.", turn_id="later2")
+    mem.record_turn("s1", "Off to the gym now.", turn_id="later3")
+    found = _turn_ids(mem.retrieve_context("greyhound", limit=10))
+    assert found[0] == "q"  # its own words rank first
+    assert set(found) == {"q", "mid", "answer"}  # the window is two turns, not more
+    by_id = {i.turn.turn_id: i.turn for i in mem.retrieve_context("greyhound").items}
+    assert by_id["answer"].user_text == "Yes, last Saturday!"  # the hit is the turn itself
+
+
+def test_the_window_stays_in_its_conversation(mem: memcore.Memory) -> None:
+    mem.record_turn("a", "The greyhound came home with us.", turn_id="t1")
+    mem.record_turn("b", "Unrelated small talk.", turn_id="t1")
+    found = mem.retrieve_context("greyhound").items
+    assert [(i.turn.conversation_id, i.turn.turn_id) for i in found] == [("a", "t1")]
+
+
+def test_a_turn_is_found_by_its_day(mem: memcore.Memory) -> None:
+    mem.record_turn("s1", "We went hiking.", turn_id="may", at=datetime(2023, 5, 8, 14, tzinfo=UTC))
+    mem.record_turn("s2", "We went hiking.", turn_id="june", at=datetime(2023, 6, 9, tzinfo=UTC))
+    # Recency off: the June turn is newer and would win on age alone.
+    result = mem.retrieve_context("hiking in May 2023", recency_half_life_days=36_500)
+    assert _turn_ids(result)[0] == "may"
+
+
+def test_the_context_survives_a_rebuild_of_the_indexes(data_dir: object) -> None:
+    import shutil
+    from pathlib import Path
+
+    path = Path(str(data_dir))
+    with memcore.Memory(path, model=None) as mem:
+        mem.record_turn("s1", "Did you adopt the greyhound?", turn_id="q")
+        mem.record_turn("s1", "Yes, last Saturday!", turn_id="answer")
+    shutil.rmtree(path / "index")
+    with memcore.Memory(path, model=None) as mem:
+        assert set(_turn_ids(mem.retrieve_context("greyhound"))) == {"q", "answer"}
+
+
+def test_facts_are_keyed_by_their_own_text(mem: memcore.Memory) -> None:
+    mem.store_memory("Caroline adopted a greyhound")
+    neighbour = mem.store_memory("Yes, last Saturday")
+    hits = mem.search_text("greyhound")
+    assert neighbour.id not in [h.memory.id for h in hits]
+
+
+def _two_signal_store(mem: memcore.Memory) -> tuple[str, str]:
+    """Two memories: one the vector prefers, one BM25 prefers."""
+    by_vector = mem.store_memory("alpha beta", vector=unit(1)).id
+    by_bm25 = mem.store_memory("alpha alpha gamma", vector=unit(2)).id
+    for i in range(8):  # background, so the z-scores have a spread
+        mem.store_memory(f"filler text {i} alpha", vector=unit(10 + i))
+    return by_vector, by_bm25
+
+
+@pytest.mark.parametrize("mode", ["zscore", "rrf"])
+def test_the_weights_decide_between_signals(mem: memcore.Memory, mode: str) -> None:
+    by_vector, by_bm25 = _two_signal_store(mem)
+    query = unit(1) * 0.9 + unit(2) * 0.1
+
+    def top(weights: tuple[float, float, float]) -> str:
+        return mem.recall("alpha", 3, vector=query, weights=weights, mode=mode)[0].memory.id  # type: ignore[arg-type]
+
+    assert top((0.9, 0.1, 0.0)) == by_vector
+    assert top((0.05, 0.95, 0.0)) == by_bm25
+
+
+def test_weight_presets(mem: memcore.Memory) -> None:
+    mem.store_memory("alpha", vector=unit(1))
+    assert pytest.approx((0.40, 0.15, 0.45)) == memcore._core.DESIGN_WEIGHTS
+    default = mem.recall("alpha", vector=unit(1))
+    named = mem.recall("alpha", vector=unit(1), weights="default")
+    assert [h.scores.fused for h in default] == [h.scores.fused for h in named]
+    mem.recall("alpha", vector=unit(1), weights="design")
+    with pytest.raises(memcore.InvalidParameterError, match="design"):
+        mem.recall("alpha", weights="nonsense")

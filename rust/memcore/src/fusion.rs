@@ -5,7 +5,7 @@
 //! candidate pool before the weighted sum (DESIGN section 3):
 //! - a candidate missing a signal gets that signal's minimum in the pool;
 //! - a signal with (near) zero spread contributes 0 rather than noise;
-//! - z-scores are clipped to ±3 so one outlier cannot dominate;
+//! - z-scores are clipped to ±6 so one outlier cannot dominate;
 //! - PPR is log-transformed first (its mass spans orders of magnitude);
 //! - z-scoring happens within each kind, so code chunks (long, term-rich)
 //!   cannot drown short text memories in a mixed recall;
@@ -30,8 +30,12 @@ use crate::kind::Kind;
 
 /// Standard-deviation floor below which a signal is treated as constant.
 const MIN_SPREAD: f32 = 1e-6;
-/// z-score clip.
-const CLIP: f32 = 3.0;
+/// z-score clip. A document holding the query's rare words is an outlier by
+/// nature: at ±3 the best BM25 match was flattened into the crowd and recall's
+/// R@1 fell below BM25 alone's; ±6 still stops one signal from swamping the
+/// others (R@1 +3.5 and +9.8 points on the two LoCoMo conversations, R@5 and
+/// R@10 unchanged; chosen on both folds, `benches/results/quality.md`).
+const CLIP: f32 = 6.0;
 /// Floor added before taking the log of PPR mass: about the precision of
 /// the push, so "no mass" sits a few log-units below the weakest real link
 /// instead of dominating the spread.
@@ -243,13 +247,13 @@ mod tests {
 
     #[test]
     fn constant_signal_contributes_nothing_and_clip_holds() {
-        let kinds = [Kind::Memory; 12];
-        let mut sig: Vec<Signals> = (0..12).map(|_| s(Some(0.5), Some(1.0), None)).collect();
+        // One outlier among n values has z = sqrt(n - 1): 7 for 50, over the clip.
+        let kinds = [Kind::Memory; 50];
+        let mut sig: Vec<Signals> = (0..50).map(|_| s(Some(0.5), Some(1.0), None)).collect();
         sig[0].bm25 = Some(1000.0);
         let fused = fuse(&kinds, &sig, Weights::DESIGN, FusionMode::ZScore);
         let wb = 0.15 / 0.55;
-        assert!(fused[0] <= wb * CLIP + 1e-5, "clipped: {}", fused[0]);
-        assert!(fused[0] > 0.0);
+        assert!((fused[0] - wb * CLIP).abs() < 1e-4, "clipped: {}", fused[0]);
     }
 
     #[test]

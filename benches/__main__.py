@@ -41,6 +41,7 @@ AREAS: dict[str, str] = {
     "mcp": "benches.bench_mcp",
     "index_project": "benches.bench_code",
     "conversation": "benches.bench_conversation",
+    "cli": "benches.bench_cli",
 }
 ALL_PEERS = (*REGISTRY, "igraph")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

@@ -127,6 +127,14 @@ ROWS: tuple[Row, ...] = (
         pending_on="bench_mcp.py (memcore.mcp)",
     ),
     Row(
+        "cli_start",
+        "memcore status on a text-only store, whole process",
+        "s",
+        {"p50": 0.3},
+        design_peers="issue 21 asks ≤ 0.3 s per CLI command",
+        pending_on="bench_cli.py",
+    ),
+    Row(
         "reopen",
         "reopen a store (to first answered query)",
         "s",

@@ -582,3 +582,26 @@ def test_index_reports_a_bad_path(
     status, out, err = run(capsys, "index", str(tmp_path / "missing"), *TEXT_ONLY)
     assert (status, out) == (1, "")
     assert err.startswith("memcore: error: INVALID_PARAMETER:")
+
+
+def test_parsing_loads_no_heavy_package() -> None:
+    """`memcore --help` and usage errors answer without numpy, onnxruntime, the MCP SDK,
+    tree-sitter, rich or the store: commands import what they need when they run (their
+    start is timed in benches/bench_cli.py)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from memcore.cli import main\n"
+        "for argv in (['--help'], ['store', '--help'], ['recall']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(\n"
+        "        io.StringIO()\n"
+        "    ), contextlib.suppress(SystemExit):\n"
+        "        main(argv)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    heavy = ("numpy", "onnxruntime", "mcp", "tree_sitter", "rich", "jsonschema", "pathspec")
+    assert sorted(m for m in loaded if m.split(".")[0] in heavy) == []
+    assert {"memcore.memory", "memcore.code.chunker", "memcore.mcp.host"} & loaded == set()

@@ -1,4 +1,4 @@
-"""Settings of the MCP server and the CLI (DESIGN section 8).
+"""Settings of the MCP server and the CLI (docs/configuration.md).
 
 Every setting comes from its CLI flag, else its ``MEMCORE_*`` environment variable, else
 its default. Each one is described once, in :data:`OPTIONS`; the flag is ``--`` plus the
@@ -26,7 +26,7 @@ ENV_PREFIX = "MEMCORE_"
 LOG_LEVELS = ("trace", "debug", "info", "warn", "warning", "error")
 #: Model names that turn embeddings off (a text-only store: BM25 and graph).
 NO_MODEL = ("none", "off")
-#: What a --model-path folder must hold (DESIGN section 7).
+#: What a --model-path folder must hold (docs/configuration.md, "Embedding models").
 MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -39,7 +39,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Resolved settings; the defaults are those of DESIGN section 8."""
+    """Resolved settings; the defaults are listed in docs/configuration.md."""
 
     data_dir: Path = field(default_factory=default_data_dir)
     model: str | None = "minilm"

@@ -14,7 +14,7 @@ from memcore.records import MemoryRecord, SearchHit
 SIMILAR_THRESHOLD = 0.8
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
-#: The fused-weights default (vector, BM25, PPR) of DESIGN section 3.
+#: The fused-weights default (vector, BM25, PPR) (docs/retrieval.md).
 DEFAULT_WEIGHTS = (0.40, 0.15, 0.45)
 
 FusionModeName = Literal["zscore", "rrf"]

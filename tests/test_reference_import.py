@@ -153,6 +153,13 @@ def test_relations_may_point_at_entities_already_stored(memory: Memory) -> None:
     assert (report.relations_created, report.skipped) == (1, [])
 
 
+def test_observations_are_counted_as_stored(memory: Memory) -> None:
+    line = entity("Ada", "person", "Wrote the first program", "Wrote the first program")
+    report = import_reference_graph(memory, [line])
+    assert (report.entities_created, report.observations_added) == (1, 1)
+    assert memory.get_entity("Ada").observation_count == 1
+
+
 # -- the command -------------------------------------------------------------------------------
 
 
@@ -203,3 +210,15 @@ def test_the_command_refuses_flags_that_do_not_apply(
     )
     assert status == 2
     assert "--skip-existing does not apply to --from-reference-server" in capsys.readouterr().err
+
+
+def test_a_plain_import_of_such_a_file_names_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "memory.json"
+    path.write_text(entity("Ada", "person") + "\n", encoding="utf-8")
+    status = cli.main(["import", str(path), "--data-dir", str(tmp_path / "s"), *TEXT_ONLY])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "knowledge-graph file of the reference memory server" in err
+    assert err.rstrip().endswith("import it with --from-reference-server")

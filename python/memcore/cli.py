@@ -402,6 +402,8 @@ def _import(args: argparse.Namespace) -> int:
             message = str(exc)
             if exc.field == "id":  # the library's advice names the Python keyword
                 message = message.replace("skip_existing", "--skip-existing")
+            elif exc.field == "type":
+                message += "; import it with --from-reference-server"
             raise CommandError(message) from None
     # Skipped records are never embedded, so "embedded" is a part of "imported".
     embedded = f" ({report.embedded} embedded by this store's model)" if report.embedded else ""

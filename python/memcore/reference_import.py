@@ -225,9 +225,11 @@ def _apply_entity(
                 "entityType": entity.entity_type,
                 "observations": entity.observations,
             }
-            created = memory.create_entities([draft], namespace=namespace)
-            report.entities_created += len(created)
-            report.observations_added += len(entity.observations) if created else 0
+            if memory.create_entities([draft], namespace=namespace):
+                report.entities_created += 1
+                # Counted from the store: it keeps one of identical observations.
+                stored = memory.get_entity(entity.name, namespace=namespace)
+                report.observations_added += stored.observation_count
             return
         report.entities_existing += 1
         if entity.observations:

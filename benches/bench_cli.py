@@ -11,6 +11,7 @@ tree-sitter, rich), which is what keeps ``--help`` and usage errors instant.
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import time
@@ -25,6 +26,8 @@ AREA = "cli"
 #: Modules that parsing a command line must not import.
 HEAVY = ("numpy", "onnxruntime", "mcp", "tree_sitter", "rich", "jsonschema", "memcore.memory")
 PYTHON = "python -c pass"
+_WALL = "whole process, exec to exit (wall); warm page cache"
+_CPU = "whole process, user + system CPU seconds (insensitive to other load)"
 
 _IMPORTED_BY_HELP = """
 import contextlib, io, sys
@@ -35,16 +38,22 @@ print("\\n".join(sorted(sys.modules)))
 """
 
 
-def _wall(argv: list[str]) -> float:
+def _run(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
-def _record(name: str, group: str, samples: list[float], system: str, row: str | None) -> Record:
+def _record(
+    name: str, group: str, samples: list[float], system: str, row: str | None, note: str
+) -> Record:
     values = np.array(samples)
     return Record(
         name=name,
@@ -56,7 +65,7 @@ def _record(name: str, group: str, samples: list[float], system: str, row: str |
         p99=float(np.percentile(values, 99)),
         row=row,
         runs=len(samples),
-        note="whole process, exec to exit; warm page cache",
+        note=note,
     )
 
 
@@ -83,18 +92,25 @@ def collect(ctx: Context) -> list[Record]:
         [*memcore, "store", "User prefers TypeScript", *on_store], check=True, capture_output=True
     )
     repeats = 5 if ctx.settings.quick else 20
-    samples: dict[str, list[float]] = {name: [] for name in (*commands, PYTHON)}
+    wall: dict[str, list[float]] = {name: [] for name in (*commands, PYTHON)}
+    cpu: dict[str, list[float]] = {name: [] for name in (*commands, PYTHON)}
+    argvs = {PYTHON: [sys.executable, "-c", "pass"], **commands}
     for _ in range(repeats + 1):  # the first round warms the page cache and is dropped
-        samples[PYTHON].append(_wall([sys.executable, "-c", "pass"]))
-        for name, argv in commands.items():
-            samples[name].append(_wall(argv))
+        for name, argv in argvs.items():
+            elapsed, used = _run(argv)
+            wall[name].append(elapsed)
+            cpu[name].append(used)
     ctx.log(f"[cli] {repeats} runs of {', '.join(commands)}")
     records = []
     for name in commands:
         row = "cli_start" if name == "cli.status" else None
-        records.append(_record(name, name, samples[name][1:], "memcore", row))
+        records.append(_record(name, name, wall[name][1:], "memcore", row, _WALL))
         # The interpreter alone, in each command's group, so each gets its ratio to it.
-        records.append(_record(f"{name}.{PYTHON}", name, samples[PYTHON][1:], PYTHON, None))
+        records.append(_record(f"{name}.{PYTHON}", name, wall[PYTHON][1:], PYTHON, None, _WALL))
+        # CPU time does not grow with other work on the machine the way wall time does.
+        group = f"{name}.cpu"
+        records.append(_record(group, group, cpu[name][1:], "memcore", None, _CPU))
+        records.append(_record(f"{group}.{PYTHON}", group, cpu[PYTHON][1:], PYTHON, None, _CPU))
     return records
 
 

@@ -161,7 +161,7 @@ def _store_memory_command(commands: Any) -> None:
         "Store one fact, as the store_memory tool does: the result names similar memories "
         "it may replace (supersede them with the MCP tool or the Python API).",
     )
-    store.add_argument("content", help="the fact to remember, one statement")
+    store.add_argument("content", metavar="CONTENT", help="the fact to remember, one statement")
     store.add_argument(
         "--memory-type",
         choices=("episodic", "semantic", "procedural"),
@@ -195,7 +195,7 @@ def _search_commands(commands: Any) -> None:
         ),
     ):
         search = _store_command(commands, name, help_text, _search, description)
-        search.add_argument("query", help="what to look for, in plain words")
+        search.add_argument("query", metavar="QUERY", help="what to look for, in plain words")
         search.add_argument(
             "--limit", type=int, default=10, help="how many results, 1 to 50 (default 10)"
         )
@@ -223,7 +223,7 @@ def _export_command(commands: Any) -> None:
         "Write every record of the store (or of one namespace with --namespace) as JSON "
         "Lines, with ids, times and links, for memcore import.",
     )
-    export.add_argument("file", help="output file, or - for stdout")
+    export.add_argument("file", metavar="FILE", help="output file, or - for stdout")
     export.add_argument(
         "--with-vectors",
         action="store_true",
@@ -241,7 +241,7 @@ def _import_command(commands: Any) -> None:
         "entities, observations and relations of the reference MCP memory server's "
         "memory.json (idempotent: importing again changes nothing; see docs/migration.md).",
     )
-    load.add_argument("file", help="input file, or - for stdin")
+    load.add_argument("file", metavar="FILE", help="input file, or - for stdin")
     load.add_argument(
         "--from-reference-server",
         action="store_true",
@@ -271,7 +271,7 @@ def _index_command(commands: Any) -> None:
         "Index the source files of PATH incrementally: only new or changed files are "
         "chunked and embedded; deleted files leave the index.",
     )
-    index.add_argument("path", help="the project directory")
+    index.add_argument("path", metavar="PATH", help="the project directory")
     index.add_argument("--project-id", help="the project's id (default: folder name + hash)")
     index.add_argument("--watch", action="store_true", help="keep the index current until Ctrl-C")
     index.add_argument(
@@ -311,7 +311,9 @@ def _auth_commands(commands: Any) -> None:
         help="remove a token by id",
         description="Remove a token; a running server refuses it within a second.",
     )
-    revoke.add_argument("token_id", help="the token's id, as memcore auth list shows it")
+    revoke.add_argument(
+        "token_id", metavar="TOKEN_ID", help="the token's id, as memcore auth list shows it"
+    )
     revoke.set_defaults(run=_auth_revoke)
     for sub in (add, listing, revoke):
         sub.add_argument("--auth-file", help="token file [MEMCORE_AUTH_FILE]")

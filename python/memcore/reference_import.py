@@ -218,7 +218,7 @@ def _apply_entity(
     transaction either way, so a rejected line writes nothing."""
     try:
         try:
-            memory.get_entity(entity.name, namespace=namespace)
+            stored = memory.get_entity(entity.name, namespace=namespace)
         except NotFoundError:
             draft = {
                 "name": entity.name,
@@ -228,13 +228,15 @@ def _apply_entity(
             if memory.create_entities([draft], namespace=namespace):
                 report.entities_created += 1
                 # Counted from the store: it keeps one of identical observations.
-                stored = memory.get_entity(entity.name, namespace=namespace)
-                report.observations_added += stored.observation_count
+                created = memory.get_entity(entity.name, namespace=namespace)
+                report.observations_added += created.observation_count
             return
         report.entities_existing += 1
-        if entity.observations:
-            # Identical current observations are skipped by the store: a re-import adds none.
-            added = memory.add_observations(entity.name, entity.observations, namespace=namespace)
+        # Only what the entity lacks, so a re-import neither embeds nor writes anything.
+        held = {o.content for o in stored.observations}
+        missing = [o for o in dict.fromkeys(entity.observations) if o not in held]
+        if missing:
+            added = memory.add_observations(entity.name, missing, namespace=namespace)
             report.observations_added += len(added)
     except MemcoreError as exc:
         if not _line_error(exc):

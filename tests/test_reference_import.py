@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from embeddings_support.models import MINILM_DIR, require_model
 from memcore import Memory, cli
 from memcore.reference_import import import_reference_graph
 from memcore.transfer import export_store
@@ -158,6 +159,24 @@ def test_observations_are_counted_as_stored(memory: Memory) -> None:
     report = import_reference_graph(memory, [line])
     assert (report.entities_created, report.observations_added) == (1, 1)
     assert memory.get_entity("Ada").observation_count == 1
+
+
+def test_imported_entities_are_found_by_meaning(tmp_path: Path) -> None:
+    """With the real model, imported entities and observations are embedded like any
+    other write, so semantic graph search finds them."""
+    with Memory(tmp_path / "store", model_path=require_model(MINILM_DIR)) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
+        source = [
+            entity("Ada", "person", "Wrote the first computer program"),
+            entity("Lisbon", "city", "Capital of Portugal on the Tagus river"),
+            relation("Ada", "Lisbon", "never visited"),
+        ]
+        assert import_reference_graph(mem, source).skipped == []
+        hits = mem.search_nodes("who was the earliest software author?", limit=1)
+        assert [h.name for h in hits] == ["Ada"]
+        # A re-import embeds nothing new and writes nothing.
+        again = import_reference_graph(mem, source)
+        assert (again.entities_existing, again.observations_added) == (2, 0)
 
 
 # -- the command -------------------------------------------------------------------------------

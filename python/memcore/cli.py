@@ -424,9 +424,9 @@ def _import_reference(args: argparse.Namespace) -> int:
                 f"{flag} does not apply to --from-reference-server (that import skips what "
                 "the store holds already and embeds like any other write)"
             )
+    if args.into is not None:  # the graph has one namespace: --into is --namespace here
+        args.namespace = args.into
     settings = _settings(args)
-    if args.into is not None:
-        settings = replace(settings, namespace=args.into)
     with (
         _opened(settings, read=False, model=True) as call,
         _input(args.file) as (source, size),

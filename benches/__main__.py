@@ -29,7 +29,7 @@ from benches.peers import REGISTRY
 # In run order: ingest builds the shared stores; store and rss come after search because the
 # peers write into the indexes the search area measured; index_project and conversation build
 # their own stores. Modules that do not exist yet (owned elsewhere) are skipped, and their
-# DESIGN rows show as "not measured yet".
+# budget rows show as "not measured yet".
 AREAS: dict[str, str] = {
     "ingest": "benches.bench_ingest",
     "search": "benches.bench_search",
@@ -41,6 +41,7 @@ AREAS: dict[str, str] = {
     "mcp": "benches.bench_mcp",
     "index_project": "benches.bench_code",
     "conversation": "benches.bench_conversation",
+    "cli": "benches.bench_cli",
 }
 ALL_PEERS = (*REGISTRY, "igraph")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

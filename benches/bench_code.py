@@ -1,5 +1,6 @@
-"""Code search (issue 9, DESIGN section 9 row "index_project"): indexing throughput with real
-embeddings, search_code latency, the watcher's end-to-end latency, and CoSQA quality.
+"""Code search (issue 9, budget row "index_project" of docs/performance.md): indexing
+throughput with real embeddings, search_code latency, the watcher's end-to-end latency, and
+CoSQA quality.
 
     python -m benches.bench_code [--quick] [--files N] [--json out.json] [--no-cosqa]
 

@@ -3,9 +3,9 @@
     python -m benches.bench_conversation [--quick] [--turns N] [--json out.json]
 
 Also the runner's area "conversation" (`collect(ctx)`, see benches.__main__.AREAS). Targets
-(not in DESIGN section 9 yet, so each record carries its own verdict): record_turn p50 ≤ 1 ms
-(the seed asked < 50 ms) and retrieve_context p50 ≤ 10 ms at 10k turns (the seed asked
-< 200 ms), vectors precomputed in both.
+(not in the budget of docs/performance.md yet, so each record carries its own verdict):
+record_turn p50 ≤ 1 ms (first asked: < 50 ms) and retrieve_context p50 ≤ 10 ms at 10k
+turns (first asked: < 200 ms), vectors precomputed in both.
 
 The store is a coding agent's log in local mode: conversations of five turns, each turn
 reading and editing one to three files of a 500-file project (Zipf-distributed, so popular

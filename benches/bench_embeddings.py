@@ -1,4 +1,5 @@
-"""Embedding benchmarks: query latency, cache-hit latency and batch throughput (DESIGN §9).
+"""Embedding benchmarks: query latency, cache-hit latency and batch throughput
+(docs/performance.md).
 
 Run:
     python benches/bench_embeddings.py --json out.json [--model-path DIR] [--quick] [--check]
@@ -149,8 +150,9 @@ def run(args: argparse.Namespace) -> list[Record]:
     timings = _timings_ms(partial(uncached.embed_query, SHORT_QUERY), warmup=50, runs=1000 // scale)
     records.append(latency_record("query_embedding_short_uncached", timings, 4.0))
     if args.model_path is not None:
-        # The peer column of DESIGN §9: the same query straight through onnxruntime, in the
-        # same run, so the service's own overhead shows even on a noisy machine.
+        # The peer column of the budget (docs/performance.md): the same query straight
+        # through onnxruntime, in the same run, so the service's own overhead shows even on a
+        # noisy machine.
         direct = _direct_query(args.model_path, args.threads or default_intra_op_threads())
         timings = _timings_ms(direct, warmup=50, runs=1000 // scale)
         records.append(latency_record("query_onnxruntime_direct_reference", timings, None))

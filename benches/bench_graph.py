@@ -1,4 +1,4 @@
-"""Knowledge-graph benchmarks (DESIGN section 9) on a synthetic graph of its own:
+"""Knowledge-graph benchmarks (docs/performance.md) on a synthetic graph of its own:
 building it, Personalized PageRank beside python-igraph's PRPACK on the same graph in the
 same run, and recall with PPR at 100k memories (vector given).
 

@@ -1,4 +1,4 @@
-"""Ingest (DESIGN section 9): durable and HNSW-searchable rates with vectors given.
+"""Ingest (docs/performance.md): durable and HNSW-searchable rates with vectors given.
 
 Two stores are built per scale. A plain one answers the budget row (memories only, as the
 usearch peer builds vectors only). The shared one, which every later area searches, first
@@ -220,7 +220,7 @@ def _peer_builds(ctx: Context, scale: int) -> list[Record]:
 
 
 def _usearch_single_thread(ctx: Context, scale: int) -> list[Record]:
-    """DESIGN's peer figure is a single-threaded usearch build."""
+    """The budget's peer figure is a single-threaded usearch build."""
     peer, _reason = load_peer("usearch", ctx.scratch_dir("usearch-1t"))
     if peer is None:
         return []

@@ -1,4 +1,4 @@
-"""The MCP server (DESIGN section 9): cold start to the first ``tools/list`` answer, the
+"""The MCP server (docs/performance.md): cold start to the first ``tools/list`` answer, the
 ``store_memory`` and ``recall`` round trips over stdio including the query/passage embedding
 with the real MiniLM model, and HTTP throughput with 8 concurrent clients.
 
@@ -361,7 +361,7 @@ def measure(*, quick: bool, model_path: Path | None) -> dict[str, Any]:
 
 
 def collect(ctx: Context) -> list[Record]:
-    """The ``mcp`` area of ``python -m benches``: the three DESIGN rows plus HTTP throughput."""
+    """The ``mcp`` area of ``python -m benches``: the three budget rows plus HTTP throughput."""
     from benches.report import Record
 
     model_path = SHARED_MINILM if (SHARED_MINILM / "model.onnx").is_file() else None

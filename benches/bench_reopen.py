@@ -1,4 +1,4 @@
-"""Reopen (DESIGN section 9): from `Memory(path)` to the first answered vector and text query,
+"""Reopen (docs/performance.md): from `Memory(path)` to the first answered vector and text query,
 on the shared store of each scale, and after a crash that left writes unindexed.
 
 The page cache is warm (the store was just written, and dropping caches needs privileges a

@@ -1,6 +1,6 @@
-"""Resident memory (DESIGN section 9): a fresh process opens the shared store of each scale
+"""Resident memory (docs/performance.md): a fresh process opens the shared store of each scale
 and runs vector, text and hybrid queries; its RSS is the row. Disk footprints of memcore and
-the peers are reported beside it (DESIGN quotes the peers' files)."""
+the peers are reported beside it (the budget quotes the peers' files)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Search latency (DESIGN section 9): vector k=10 with recall@10 vs exact, search_text, and
+"""Search latency (docs/performance.md): vector k=10 with recall@10 vs exact, search_text, and
 hybrid recall with the vector given, on the shared store (graph included) at each scale.
 
 memcore is timed through the facade (`Memory.search` etc., what a user calls, records

@@ -1,4 +1,4 @@
-"""Single writes (DESIGN section 9): store_memory with the vector given, durable NORMAL and
+"""Single writes (docs/performance.md): store_memory with the vector given, durable NORMAL and
 FULL, and store-then-immediately-search, into a copy of the shared store of each scale.
 
 The copy keeps the shared store unchanged for the areas after this one. Peers write into the
@@ -218,7 +218,7 @@ def _then_search(
 
 
 def _lancedb_after_writes(ctx: Context, scale: int, peer: Peer) -> list[Record]:
-    """DESIGN notes that LanceDB search slows after single-row adds until optimize()."""
+    """The budget notes that LanceDB search slows after single-row adds until optimize()."""
     w = ctx.workload(scale)
     n = len(w.queries)
     runs = max(ctx.settings.runs // 4, 50)

@@ -1,5 +1,6 @@
-"""The embedding rows of DESIGN section 9, measured by bench_embeddings.py (owned by the
-embeddings work) and translated into this runner's records."""
+"""The embedding rows of the performance budget (docs/performance.md), measured by
+bench_embeddings.py (owned by the embeddings work) and translated into this runner's
+records."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from benches.report import Record
 
 AREA = "embeddings"
 
-# bench_embeddings record name -> (group, DESIGN row or None, system)
+# bench_embeddings record name -> (group, budget row or None, system)
 _MAPPING: dict[str, tuple[str, str | None, str]] = {
     "query_embedding_short_uncached": ("query_embedding", "query_embedding", "memcore"),
     "query_onnxruntime_direct_reference": ("query_embedding", None, "onnxruntime direct"),

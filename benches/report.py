@@ -21,7 +21,8 @@ class Record:
 
     `group` ties comparable measurements together: every memcore record is divided by each
     peer record of the same group and scale. `row` is set on the memcore record that answers
-    a DESIGN section 9 line (see benches.targets); the verdict is computed for it only.
+    a line of the performance budget (docs/performance.md, benches.targets); the verdict is
+    computed for it only.
     """
 
     name: str
@@ -120,7 +121,7 @@ def _verdict(record: Record, row: Row) -> tuple[dict[str, float], bool | None]:
 
 
 def not_measured(records: Iterable[Record]) -> list[Row]:
-    """DESIGN rows that no memcore record answers."""
+    """Budget rows that no memcore record answers."""
     seen = {r.row for r in records if r.system == MEMCORE}
     return [row for row in ROWS if row.key not in seen]
 
@@ -168,7 +169,7 @@ def markdown(
 ) -> str:
     """The whole report: the budget table, every measurement, quality, and notes."""
     lines = [
-        "## Budget (DESIGN section 9)",
+        "## Budget (docs/performance.md)",
         "",
         f"Verdicts hold at {BUDGET_SCALE:,} memories; smaller scales are shown for orientation. "
         "Ratios are memcore / peer on the headline number (p50 for latencies): below 1 is "
@@ -195,7 +196,7 @@ def markdown(
     for row in not_measured(records):
         lines.append(
             f"| {row.operation} | — | not measured yet | | | | {_targets_text(row)} {row.unit} "
-            f"| — | DESIGN: {row.design_peers}; pending: {row.pending_on or '—'} |"
+            f"| — | budget: {row.design_peers}; pending: {row.pending_on or '—'} |"
         )
     lines += [
         "",

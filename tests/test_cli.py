@@ -4,6 +4,7 @@ and import that round-trip every record type with its ids, times, links and vect
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 import logging
@@ -102,10 +103,11 @@ def test_reads_fall_back_to_read_only_when_the_store_is_busy(
 ) -> None:
     with Memory(store, model=None) as writer:
         writer.store_memory("Written by the server")
-        found = run_json(capsys, "search", "server", "--text", *TEXT_ONLY)
-        assert found["results"][0]["content"] == "Written by the server"
+        status, out, err = run(capsys, "search", "server", "--text", *TEXT_ONLY)
+        assert json.loads(out)["results"][0]["content"] == "Written by the server"
+        assert err == "memcore: the store is in use by another process; reading it read-only\n"
         status, _, err = run(capsys, "store", "x", *TEXT_ONLY)
-        assert status == 1 and "RESOURCE_BUSY" in err
+        assert status == 1 and err.startswith("memcore: error: RESOURCE_BUSY")
 
 
 def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
@@ -296,9 +298,69 @@ def test_import_into_a_store_holding_the_ids(
     store = ["--data-dir", str(filled), *TEXT_ONLY]
     status, _, err = run(capsys, "import", str(out), *store)
     assert status == 1 and "already exists" in err and "lines 2-" in err
+    # The advice is spelt as the command line spells it.
+    assert "import with --skip-existing" in err and " skip_existing" not in err
     status, _, err = run(capsys, "import", str(out), "--skip-existing", *store)
     assert status == 0, err
-    assert f"imported 0 records, skipped {len(_read(out)[1])}" in err
+    skipped = len(_read(out)[1])
+    assert f"imported 0 records, skipped {skipped} already present" in err
+
+
+def test_skipped_records_are_not_embedded(tmp_path: Path) -> None:
+    """With skip_existing, records the store holds are neither embedded nor counted as
+    embedded: the report counts each record once, as restored or as skipped."""
+    from memcore.transfer import export_store, import_store
+
+    with Memory(tmp_path / "a", embedder=_letters) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
+        for text in ("User lives in Lisbon", "User likes tea", "User plays chess"):
+            mem.store_memory(text)
+        with (tmp_path / "t.jsonl").open("w") as out:
+            export_store(mem, out)  # no vectors: an import embeds
+        mem.delete_memory(mem.list_memories(limit=1)[0].id)
+        with (tmp_path / "t.jsonl").open("rb") as source:
+            report = import_store(mem, source, skip_existing=True)
+        assert (report.restored, report.skipped, report.embedded) == (1, 2, 1)
+        assert mem.count_memories() == 3
+
+
+def test_status_fails_when_the_model_fails(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    for name in ("model.onnx", "tokenizer.json", "config.json"):
+        (broken / name).write_text("{}")
+    status, out, err = run(capsys, "status", "--model-path", str(broken))
+    assert status == 1
+    assert json.loads(out)["embedding"]["status"] == "error"
+    assert "memcore: the embedding model failed to load:" in err
+    assert run(capsys, "status", *TEXT_ONLY)[0] == 0  # a text-only store is fine
+
+
+def _parsers(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, Any]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                assert helps.get(name), f"{path} {name} has no help in the command list"
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_every_command_option_and_argument_has_help() -> None:
+    missing = []
+    for path, parser in _parsers(cli._parser(), "memcore"):
+        assert parser.description, f"{path} has no description"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            if not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    assert missing == []
+    top = cli._parser().format_help()
+    assert "The ``memcore`` command" not in top
+    assert "examples:" in top and "memcore import --from-reference-server" in top
 
 
 def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
@@ -520,3 +582,26 @@ def test_index_reports_a_bad_path(
     status, out, err = run(capsys, "index", str(tmp_path / "missing"), *TEXT_ONLY)
     assert (status, out) == (1, "")
     assert err.startswith("memcore: error: INVALID_PARAMETER:")
+
+
+def test_parsing_loads_no_heavy_package() -> None:
+    """`memcore --help` and usage errors answer without numpy, onnxruntime, the MCP SDK,
+    tree-sitter, rich or the store: commands import what they need when they run (their
+    start is timed in benches/bench_cli.py)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from memcore.cli import main\n"
+        "for argv in (['--help'], ['store', '--help'], ['recall']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(\n"
+        "        io.StringIO()\n"
+        "    ), contextlib.suppress(SystemExit):\n"
+        "        main(argv)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    heavy = ("numpy", "onnxruntime", "mcp", "tree_sitter", "rich", "jsonschema", "pathspec")
+    assert sorted(m for m in loaded if m.split(".")[0] in heavy) == []
+    assert {"memcore.memory", "memcore.code.chunker", "memcore.mcp.host"} & loaded == set()

@@ -1,7 +1,7 @@
-"""The dimension/model guard (DESIGN section 7) with the real test models: a store keeps the
-vectors of the model that made it, refuses another one (of another dimension or not),
-force_model reopens it with its own model, reset_memory wipes it for the new one, and
-reset_all_memory wipes only when confirmed."""
+"""The dimension/model guard (docs/configuration.md, "The model guard") with the real test
+models: a store keeps the vectors of the model that made it, refuses another one (of
+another dimension or not), force_model reopens it with its own model, reset_memory wipes
+it for the new one, and reset_all_memory wipes only when confirmed."""
 
 from __future__ import annotations
 

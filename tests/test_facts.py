@@ -1,5 +1,5 @@
-"""Facts: store, get, update, delete and list memories; every field of DESIGN
-section 2 survives the trip; embeddings never come back out."""
+"""Facts: store, get, update, delete and list memories; every field of a memory
+(docs/guide.md) survives the trip; embeddings never come back out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""get_analytics: the seed's four lists with its field names, per thread."""
+"""get_analytics: the contract's four lists with its field names, per thread."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""save_memory, the knowledge-graph contract (DESIGN section 5): every validation rule
-in the seed's wording, warnings, quality_score, atomicity, and extending existing
+"""save_memory, the knowledge-graph contract (docs/guide.md): every validation rule
+in the contract's wording, warnings, quality_score, atomicity, and extending existing
 entities instead of duplicating them."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def rel(target: str, kind: str = "related to", **extra: Any) -> dict[str, Any]:
 
 
 def seed_valid_request() -> list[dict[str, Any]]:
-    """The seed's valid three-entity request (Portfolio's type lower-cased to draw a warning)."""
+    """The contract's valid three-entity request (Portfolio's type lower-cased for a warning)."""
     return [
         entity(
             "Andrii",
@@ -80,7 +80,7 @@ def problems(error: Any) -> list[str]:
     return [p["problem"] for p in error.details["problems"]]
 
 
-# -- the seed's requests ------------------------------------------------------------------------
+# -- the contract's requests --------------------------------------------------------------------
 
 
 def test_the_seed_valid_request(mem: memcore.Memory) -> None:
@@ -109,7 +109,7 @@ def test_the_seed_valid_request(mem: memcore.Memory) -> None:
 
 
 def test_the_seed_too_long_request(mem: memcore.Memory) -> None:
-    # The seed's comment says 165 chars; its string is really 153, and the count is the truth.
+    # The contract's comment says 165 chars; its string is really 153, and the count is the truth.
     assert len(SEED_LONG) == 153
     request = [entity("Test", [SEED_LONG], [rel("Other", "related")], entity_type="Example")]
     error = rejection(mem, request)

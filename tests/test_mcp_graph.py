@@ -1,4 +1,4 @@
-"""The graph and legacy tool groups over stdio: save_memory's contract (the seed's valid
+"""The graph and legacy tool groups over stdio: save_memory's contract (the contract's valid
 request and its three invalid ones, with nothing written), observation versions,
 traversal, analytics and communities, and the reference server's nine tools on the same
 storage. One text-only server serves the module; every test uses its own entity names."""

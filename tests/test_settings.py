@@ -1,5 +1,5 @@
 """Settings of the server and the CLI: flag > MEMCORE_* variable > default for every
-option of DESIGN section 8, and invalid values refused at once with a message that names
+option of docs/configuration.md, and invalid values refused at once with a message that names
 the flag or variable, the value and what is accepted."""
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class UsearchPeer(Peer):
         return [int(key) for key in self.index.search(vector, k).keys]
 
     def save_bytes(self) -> int:
-        """Size of the serialised index file (DESIGN quotes it against memcore's RSS)."""
+        """Size of the serialised index file (the budget quotes it against memcore's RSS)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / "index.usearch"
         self.index.save(str(path))

@@ -1,13 +1,24 @@
-"""The ``memcore`` command.
+"""memcore: long-term memory for AI agents, from a shell.
 
-``serve`` runs the MCP server (same as ``python -m memcore.mcp``); ``status``, ``store``,
-``search`` and ``recall`` run the MCP tool of that name on a store and print the same JSON
-an agent would get; ``models`` lists the embedding models; ``index`` indexes a project's
-source code for ``search_code`` (see :mod:`memcore.code.cli`); ``export``/``import`` move
-every record as JSON Lines (see :mod:`memcore.transfer`); ``auth`` manages the HTTP bearer
-tokens. Settings work as for the
-server (flag > ``MEMCORE_*`` variable > default). Results go to stdout, progress and
-errors to stderr; the exit status is 0 on success, 1 on a failed command, 2 on bad usage.
+Each command opens the store (default ~/.local/share/memcore), does one thing and prints
+its result as JSON on stdout, the same JSON an agent gets from the MCP tool of that name;
+progress, notes and errors go to stderr. Read commands also work while a server holds the
+store: they open it read-only.
+
+examples:
+  memcore serve                                   run the MCP server (stdio)
+  memcore store "User prefers TypeScript" --source explicit
+  memcore search "language preferences"           semantic search (--text: keywords)
+  memcore recall "what does the user like?" --limit 5
+  memcore status                                  store, counts, embedding model
+  memcore index ~/src/myproject                   index code for search_code
+  memcore export backup.jsonl                     every record, as JSON Lines
+  memcore import backup.jsonl --skip-existing     restore an export
+  memcore import --from-reference-server memory.json   migrate a reference memory server
+
+Settings: flag > MEMCORE_* variable > default (--data-dir, --model, --namespace, ...; see
+any command's --help). Exit status: 0 success, 1 failed command, 2 bad usage.
+Guide: docs/guide.md; migrating from the reference memory server: docs/migration.md.
 """
 
 from __future__ import annotations
@@ -24,15 +35,15 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
 from memcore.errors import MemcoreError, ResourceBusyError
-from memcore.mcp import logs
-from memcore.mcp.host import StoreHost
-from memcore.mcp.registry import ToolCall
-from memcore.mcp.tools import load_registry
-from memcore.mcp.validation import ArgumentChecker
 from memcore.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
 
+# Only what parsing needs is imported above, so `memcore --help` and the argument errors
+# answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
+# onnxruntime, jsonschema, tree-sitter, rich) when it runs.
 if TYPE_CHECKING:
+    from memcore.mcp.registry import ToolCall
     from memcore.memory import Memory
+    from memcore.reference_import import ReferenceImportReport
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -40,6 +51,10 @@ EXIT_USAGE = 2
 
 class CommandError(Exception):
     """A command failed for a reason the user can act on; the message says which."""
+
+
+class UsageError(Exception):
+    """The command line asks for something that cannot be done; exit status 2."""
 
 
 # -- entry point ---------------------------------------------------------------------------
@@ -55,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(arguments)
     try:
         return int(args.run(args))
-    except SettingsError as exc:
+    except (SettingsError, UsageError) as exc:
         _fail(str(exc))
         return EXIT_USAGE
     except BrokenPipeError:
@@ -69,51 +84,174 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memcore", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="memcore",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"memcore {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("serve", help="run the MCP server (see memcore serve --help)")
+    commands.add_parser(
+        "serve",
+        help="run the MCP server, stdio or HTTP (see memcore serve --help)",
+        description="Run the MCP server; the same as python -m memcore.mcp.",
+        add_help=False,  # main() hands `serve` and its arguments to the server's own parser
+    )
+    _status_command(commands)
+    _models_command(commands)
+    _store_memory_command(commands)
+    _search_commands(commands)
+    _export_command(commands)
+    _import_command(commands)
+    _index_command(commands)
+    _auth_commands(commands)
+    return parser
 
-    status = _store_command(commands, "status", "store and embedding status (JSON)", _status)
-    status.add_argument("--no-wait", action="store_true", help="do not wait for the model")
 
-    models = commands.add_parser("models", help="list the embedding models")
+def _store_command(
+    commands: Any,
+    name: str,
+    help_text: str,
+    run: Callable[[argparse.Namespace], int],
+    description: str | None = None,
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=description or _sentence(help_text)
+    )
+    add_options(parser, STORE_OPTIONS)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def _status_command(commands: Any) -> None:
+    status = _store_command(
+        commands,
+        "status",
+        "show the store, its counts and the embedding model (JSON)",
+        _status,
+        "Print the version, the store, its counts and the embedding model's state as JSON. "
+        "Waits for the model to load; exits 1 when the model failed to load.",
+    )
+    status.add_argument(
+        "--no-wait", action="store_true", help="report the model as it is, even if still loading"
+    )
+
+
+def _models_command(commands: Any) -> None:
+    models = commands.add_parser(
+        "models",
+        help="list the embedding models",
+        description="List the embedding models memcore knows, their size and whether they "
+        "are available without a download.",
+    )
     models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     models.set_defaults(run=lambda a: show_models(as_json=a.json))
 
-    store = _store_command(commands, "store", "store a memory (JSON result)", _store)
-    store.add_argument("content", help="the fact to remember")
-    store.add_argument("--memory-type", choices=("episodic", "semantic", "procedural"))
-    store.add_argument("--source", choices=("explicit", "extracted"))
-    store.add_argument("--thread-id")
-    store.add_argument("--confidence", type=float)
-    store.add_argument("--importance", type=float)
 
-    for name, help_text in (
-        ("search", "semantic search, or keywords with --text (JSON)"),
-        ("recall", "hybrid search: vectors, keywords and graph (JSON)"),
+def _store_memory_command(commands: Any) -> None:
+    store = _store_command(
+        commands,
+        "store",
+        "store a memory (JSON result: its id and similar memories)",
+        _store,
+        "Store one fact, as the store_memory tool does: the result names similar memories "
+        "it may replace (supersede them with the MCP tool or the Python API).",
+    )
+    store.add_argument("content", metavar="CONTENT", help="the fact to remember, one statement")
+    store.add_argument(
+        "--memory-type",
+        choices=("episodic", "semantic", "procedural"),
+        help="what kind of memory: an event, a lasting fact, or how to do something",
+    )
+    store.add_argument(
+        "--source",
+        choices=("explicit", "extracted"),
+        help="explicit: the user said it; extracted: inferred from a conversation",
+    )
+    store.add_argument("--thread-id", help="a conversation or agent thread to tag it with")
+    store.add_argument(
+        "--confidence", type=float, help="how sure the fact is, 0 to 1 (default 1.0)"
+    )
+    store.add_argument("--importance", type=float, help="how much it matters, 0 to 1 (default 0.5)")
+
+
+def _search_commands(commands: Any) -> None:
+    for name, help_text, description in (
+        (
+            "search",
+            "search memories by meaning, or by keywords with --text (JSON)",
+            "Search the memories by meaning (vector search), or by keywords (BM25) with "
+            "--text; only currently valid memories unless --include-invalid.",
+        ),
+        (
+            "recall",
+            "find memories by meaning, keywords and the graph together (JSON)",
+            "Hybrid search: vectors, keywords and the knowledge graph's links, fused; falls "
+            "back to keywords without an embedding model.",
+        ),
     ):
-        search = _store_command(commands, name, help_text, _search)
-        search.add_argument("query")
-        search.add_argument("--limit", type=int, default=10, help="1-50 (10)")
-        search.add_argument("--thread-id")
-        search.add_argument("--as-of", help="ISO 8601: search memory as it was then")
-        search.add_argument("--include-invalid", action="store_true")
+        search = _store_command(commands, name, help_text, _search, description)
+        search.add_argument("query", metavar="QUERY", help="what to look for, in plain words")
+        search.add_argument(
+            "--limit", type=int, default=10, help="how many results, 1 to 50 (default 10)"
+        )
+        search.add_argument("--thread-id", help="only memories tagged with this thread")
+        search.add_argument(
+            "--as-of", metavar="TIME", help="ISO 8601 time: search the memory as it was then"
+        )
+        search.add_argument(
+            "--include-invalid",
+            action="store_true",
+            help="also return invalidated and superseded memories",
+        )
         if name == "search":
-            search.add_argument("--text", action="store_true", help="BM25 keyword search")
+            search.add_argument(
+                "--text", action="store_true", help="keyword search (BM25) instead of vectors"
+            )
 
+
+def _export_command(commands: Any) -> None:
     export = _store_command(
-        commands, "export", "write every record as JSON Lines (all namespaces)", _export
+        commands,
+        "export",
+        "write every record as JSON Lines (all namespaces)",
+        _export,
+        "Write every record of the store (or of one namespace with --namespace) as JSON "
+        "Lines, with ids, times and links, for memcore import.",
     )
-    export.add_argument("file", help="output file, or - for stdout")
+    export.add_argument("file", metavar="FILE", help="output file, or - for stdout")
     export.add_argument(
-        "--with-vectors", action="store_true", help="include embeddings (base64 float32)"
+        "--with-vectors",
+        action="store_true",
+        help="include embeddings (base64 float32), so an import need not embed again",
     )
-    export.epilog = "--namespace NAME exports one namespace only."
 
-    load = _store_command(commands, "import", "restore records from a memcore export", _import)
-    load.add_argument("file", help="input file, or - for stdin")
-    load.add_argument("--skip-existing", action="store_true", help="skip ids already stored")
+
+def _import_command(commands: Any) -> None:
+    load = _store_command(
+        commands,
+        "import",
+        "restore a memcore export, or a reference memory server's memory.json",
+        _import,
+        "Restore records from a memcore export; with --from-reference-server, import the "
+        "entities, observations and relations of the reference MCP memory server's "
+        "memory.json (idempotent: importing again changes nothing; see docs/migration.md).",
+    )
+    load.add_argument("file", metavar="FILE", help="input file, or - for stdin")
+    load.add_argument(
+        "--from-reference-server",
+        action="store_true",
+        help="FILE is the reference memory server's memory.json (into --namespace)",
+    )
+    load.add_argument(
+        "--skip-existing",
+        action="store_true",
+        help="keep records whose id is already stored instead of failing",
+    )
     load.add_argument("--into", metavar="NAMESPACE", help="import every record into NAMESPACE")
     load.add_argument(
         "--no-embed",
@@ -121,36 +259,61 @@ def _parser() -> argparse.ArgumentParser:
         help="do not embed records that arrive without usable vectors",
     )
 
-    # Imported here, not at the top: `memcore serve` must not pay for the code package
-    # (tree-sitter) before the server answers tools/list.
-    from memcore.code.cli import add_index_command
 
-    add_index_command(commands)
-    _auth_commands(commands)
-    return parser
-
-
-def _store_command(
-    commands: Any, name: str, help_text: str, run: Callable[[argparse.Namespace], int]
-) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
-    add_options(parser, STORE_OPTIONS)
-    parser.set_defaults(run=run)
-    return parser
+def _index_command(commands: Any) -> None:
+    # Defined here rather than beside the indexer: importing memcore.code loads tree-sitter
+    # and pathspec, which only the command itself needs.
+    index = _store_command(
+        commands,
+        "index",
+        "index a project's source code for search_code (JSON report)",
+        _index,
+        "Index the source files of PATH incrementally: only new or changed files are "
+        "chunked and embedded; deleted files leave the index.",
+    )
+    index.add_argument("path", metavar="PATH", help="the project directory")
+    index.add_argument("--project-id", help="the project's id (default: folder name + hash)")
+    index.add_argument("--watch", action="store_true", help="keep the index current until Ctrl-C")
+    index.add_argument(
+        "--follow-symlinks", action="store_true", help="follow links that stay inside PATH"
+    )
 
 
 def _auth_commands(commands: Any) -> None:
-    auth = commands.add_parser("auth", help="bearer tokens for the HTTP transport")
+    auth = commands.add_parser(
+        "auth",
+        help="manage bearer tokens for the HTTP transport",
+        description="Bearer tokens for memcore serve --transport http: each maps to one "
+        "namespace; the file keeps only their SHA-256.",
+    )
     actions = auth.add_subparsers(dest="action", required=True, metavar="ACTION")
-    add = actions.add_parser("add-token", help="make a token for a namespace (printed once)")
-    add.add_argument("--namespace", required=True)
-    add.add_argument("--admin", action="store_true", help="may also call store-wide tools")
+    add = actions.add_parser(
+        "add-token",
+        help="make a token for a namespace (printed once)",
+        description="Make a token for a namespace and print it; it is shown only this once.",
+    )
+    add.add_argument("--namespace", required=True, help="the namespace the token may use")
+    add.add_argument(
+        "--admin",
+        action="store_true",
+        help="may also call store-wide tools (reset_all_memory, index_project)",
+    )
     add.add_argument("--label", help="a note to recognise the token by")
     add.set_defaults(run=_auth_add)
-    listing = actions.add_parser("list", help="list tokens (ids and namespaces, never secrets)")
+    listing = actions.add_parser(
+        "list",
+        help="list tokens (ids and namespaces, never secrets)",
+        description="List the tokens: ids, namespaces, roles, labels; never the secrets.",
+    )
     listing.set_defaults(run=_auth_list)
-    revoke = actions.add_parser("revoke", help="remove a token by id")
-    revoke.add_argument("token_id")
+    revoke = actions.add_parser(
+        "revoke",
+        help="remove a token by id",
+        description="Remove a token; a running server refuses it within a second.",
+    )
+    revoke.add_argument(
+        "token_id", metavar="TOKEN_ID", help="the token's id, as memcore auth list shows it"
+    )
     revoke.set_defaults(run=_auth_revoke)
     for sub in (add, listing, revoke):
         sub.add_argument("--auth-file", help="token file [MEMCORE_AUTH_FILE]")
@@ -162,7 +325,14 @@ def _auth_commands(commands: Any) -> None:
 def _status(args: argparse.Namespace) -> int:
     settings = _settings(args)
     with _opened(settings, read=True, model=not args.no_wait) as call:
-        _print_json(_run_tool("get_status", {}, call))
+        status = _run_tool("get_status", {}, call)
+    _print_json(status)
+    embedding = status.get("embedding") or {}
+    if embedding.get("status") == "error":
+        # Scripts and health checks read the exit status: a store without its model
+        # cannot embed, so it is not "fine".
+        _note(f"the embedding model failed to load: {embedding.get('error')}")
+        return EXIT_FAILED
     return 0
 
 
@@ -211,6 +381,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    if args.from_reference_server:
+        return _import_reference(args)
     from memcore.transfer import TransferError, import_store
 
     settings = _settings(args)
@@ -229,12 +401,66 @@ def _import(args: argparse.Namespace) -> int:
                 progress=advance,
             )
         except TransferError as exc:
-            raise CommandError(str(exc)) from None
-    embedded = f", embedded {report.embedded}" if report.embedded else ""
-    _note(f"imported {report.restored} records, skipped {report.skipped} already present{embedded}")
+            message = str(exc)
+            if exc.field == "id":  # the library's advice names the Python keyword
+                message = message.replace("skip_existing", "--skip-existing")
+            elif exc.field == "type":
+                message += "; import it with --from-reference-server"
+            raise CommandError(message) from None
+    # Skipped records are never embedded, so "embedded" is a part of "imported".
+    embedded = f" ({report.embedded} embedded by this store's model)" if report.embedded else ""
+    _note(f"imported {report.restored} records{embedded}, skipped {report.skipped} already present")
     for note in report.notes:
         _note(note)
     return 0
+
+
+def _import_reference(args: argparse.Namespace) -> int:
+    from memcore.reference_import import import_reference_graph
+
+    for flag, given in (("--skip-existing", args.skip_existing), ("--no-embed", args.no_embed)):
+        if given:
+            raise UsageError(
+                f"{flag} does not apply to --from-reference-server (that import skips what "
+                "the store holds already and embeds like any other write)"
+            )
+    if args.into is not None:  # the graph has one namespace: --into is --namespace here
+        args.namespace = args.into
+    settings = _settings(args)
+    with (
+        _opened(settings, read=False, model=True) as call,
+        _input(args.file) as (source, size),
+        _progress("importing", size) as advance,
+    ):
+        report = import_reference_graph(
+            call.memory, source, namespace=settings.namespace, progress=advance
+        )
+    _print_json(report.to_dict())
+    _note(_reference_summary(report, settings.namespace))
+    for skipped in report.skipped:
+        _note(f"line {skipped.line} skipped: {skipped.reason}")
+    if report.rejected:
+        _note(
+            f"{len(report.rejected)} line(s) were not imported; fix them and import the file "
+            "again (what is already imported stays as it is)"
+        )
+        return EXIT_FAILED
+    return 0
+
+
+def _reference_summary(report: ReferenceImportReport, namespace: str) -> str:
+    return (
+        f"namespace {namespace!r}: {report.entities_created} entities created "
+        f"({report.entities_existing} already present), {report.observations_added} "
+        f"observations added, {report.relations_created} relations created "
+        f"({report.relations_existing} already present)"
+    )
+
+
+def _index(args: argparse.Namespace) -> int:
+    from memcore.code.cli import run_index
+
+    return run_index(args, _settings(args))
 
 
 def _auth_file(args: argparse.Namespace) -> Path:
@@ -297,6 +523,8 @@ def show_models(*, as_json: bool) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from memcore.mcp import logs
+
     settings = resolve(args, STORE_OPTIONS)
     explicit = args.log_level is not None or "MEMCORE_LOG_LEVEL" in os.environ
     # A command line tool stays quiet unless asked: warnings and errors only.
@@ -308,33 +536,27 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _opened(settings: Settings, *, read: bool, model: bool) -> Iterator[ToolCall]:
     """The store as a tool call context; read commands fall back to a read-only open when
     another process (a running server) holds the store for writing."""
-    host = _host(settings)
+    from memcore.mcp.host import StoreHost
+    from memcore.mcp.registry import ToolCall
+    from memcore.memory import Memory
+
+    # Opened here, not in the host's background thread as the server does: a busy store is
+    # then a note for read commands, not an error the host would log first.
     try:
-        memory = host.wait_blocking(settings.timeout)
+        memory = Memory(**settings.memory_kwargs())
     except ResourceBusyError:
         if not read:
             raise
-        host.close()
         _note("the store is in use by another process; reading it read-only")
-        host = _host(replace(settings, read_only=True))
-        memory = host.wait_blocking(settings.timeout)
+        memory = Memory(**replace(settings, read_only=True).memory_kwargs())
+    host = StoreHost(lambda: memory)
     try:
+        host.wait_blocking(settings.timeout)
         if model and memory.embeddings is not None:
             _wait_for_model(memory, settings.timeout)
         yield ToolCall(host, settings.namespace, {}, admin=True)
     finally:
         host.close()
-
-
-def _host(settings: Settings) -> StoreHost:
-    def open_memory() -> Memory:
-        from memcore.memory import Memory
-
-        return Memory(**settings.memory_kwargs())
-
-    host = StoreHost(open_memory)
-    host.start()
-    return host
 
 
 def _wait_for_model(memory: Memory, timeout: float) -> None:
@@ -348,9 +570,16 @@ def _wait_for_model(memory: Memory, timeout: float) -> None:
 
 
 def _run_tool(name: str, arguments: dict[str, Any], context: ToolCall) -> dict[str, Any]:
+    from memcore.mcp.tools import load_registry
+    from memcore.mcp.validation import ArgumentChecker
+
     spec = load_registry().get(name)
     if spec is None:
         raise CommandError(f"no tool {name}")
+    if not arguments and not spec.input_schema.get("properties"):
+        # Nothing to check and no defaults to fill (get_status): skip compiling a
+        # validator, whose import of jsonschema would be most of `memcore status`.
+        return spec.handler(replace(context, arguments={}))
     checked = ArgumentChecker(spec.input_schema).check(arguments)
     return spec.handler(replace(context, arguments=checked))
 

@@ -1,5 +1,6 @@
-"""The values of the interaction log (DESIGN section 6): turns, procedures, document
-versions and their signals, and the packed context of `retrieve_context`.
+"""The values of the interaction log (docs/guide.md, "Conversations and documents"):
+turns, procedures, document versions and their signals, and the packed context of
+`retrieve_context`.
 
 Frozen dataclasses with `to_dict()` (ISO 8601 times), built from the native engine's
 dicts. Procedure arguments are stored as JSON text and returned parsed.

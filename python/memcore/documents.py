@@ -1,7 +1,7 @@
 """Documents of the interaction log: canonical ids, content hashes and snapshots.
 
 A document's id is what makes two reads of "the same file" meet at one hypernode
-(DESIGN section 6):
+(docs/guide.md, "Conversations and documents"):
 
 - Local mode: the path relative to the project root, with `..` and symlinks resolved
   and POSIX separators, so moving or cloning the project keeps every id valid. A path

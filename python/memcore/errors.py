@@ -1,5 +1,5 @@
 """memcore's exceptions. Every one is a `MemcoreError` carrying its public
-`code` (DESIGN section 8) as a class attribute and, when the engine raised it,
+`code` (docs/configuration.md, "Errors") as a class attribute and, when the engine raised it,
 a `details` dict (the offending `field`, the missing `id`, …)."""
 
 from __future__ import annotations

@@ -324,8 +324,8 @@ class RelationPath(Record):
 
 @dataclass(frozen=True, slots=True)
 class SaveResult(Record):
-    """What `save_memory` did (DESIGN section 5). A rejected request raises
-    `ValidationFailedError` instead, so `success` is always True here."""
+    """What `save_memory` did (docs/guide.md, "The knowledge-graph contract"). A rejected
+    request raises `ValidationFailedError` instead, so `success` is always True here."""
 
     success: bool
     entities_created: int
@@ -364,7 +364,7 @@ class SaveResult(Record):
         }
 
 
-# -- analytics (the seed's camelCase field names on the wire) --------------------------------
+# -- analytics (camelCase field names on the wire, as the graph tools use) -----------------
 
 
 def _camel(name: str) -> str:

@@ -78,7 +78,7 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord(Record):
-    """A stored fact (DESIGN section 2). The embedding is never included."""
+    """A stored fact (docs/guide.md, "The records"). The embedding is never included."""
 
     id: str
     namespace: str

@@ -1,4 +1,4 @@
-"""Settings of the MCP server and the CLI (DESIGN section 8).
+"""Settings of the MCP server and the CLI (docs/configuration.md).
 
 Every setting comes from its CLI flag, else its ``MEMCORE_*`` environment variable, else
 its default. Each one is described once, in :data:`OPTIONS`; the flag is ``--`` plus the
@@ -26,7 +26,7 @@ ENV_PREFIX = "MEMCORE_"
 LOG_LEVELS = ("trace", "debug", "info", "warn", "warning", "error")
 #: Model names that turn embeddings off (a text-only store: BM25 and graph).
 NO_MODEL = ("none", "off")
-#: What a --model-path folder must hold (DESIGN section 7).
+#: What a --model-path folder must hold (docs/configuration.md, "Embedding models").
 MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -39,7 +39,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Resolved settings; the defaults are those of DESIGN section 8."""
+    """Resolved settings; the defaults are listed in docs/configuration.md."""
 
     data_dir: Path = field(default_factory=default_data_dir)
     model: str | None = "minilm"
@@ -210,7 +210,12 @@ OPTIONS: dict[str, Option] = {
     for o in (
         Option("data_dir", _data_dir, "data directory (~/.local/share/memcore)", "DIR"),
         Option("model", _model, "embedding model, or 'none' for text-only (minilm)", "NAME"),
-        Option("model_path", _model_path, "folder with model.onnx, tokenizer.json, config.json"),
+        Option(
+            "model_path",
+            _model_path,
+            "folder with model.onnx, tokenizer.json, config.json",
+            "DIR",
+        ),
         Option("cache_size", _integer(0, 10_000_000), "query-embedding cache entries (1000)", "N"),
         Option("batch_size", _integer(1, 4096), "texts per embedding batch (32)", "N"),
         Option(
@@ -220,12 +225,16 @@ OPTIONS: dict[str, Option] = {
             is_flag=True,
         ),
         Option("timeout", _seconds, "seconds a call waits for the store to open (60)", "SECONDS"),
-        Option("log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)"),
+        Option(
+            "log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)", "LEVEL"
+        ),
         Option("force_model", parse_bool, "on a model mismatch use the stored model", is_flag=True),
         Option("reset_memory", parse_bool, "on a model mismatch wipe the store", is_flag=True),
         Option("namespace", _namespace, "namespace of stdio calls and the CLI (default)", "NAME"),
         Option("read_only", parse_bool, "open the store read-only", is_flag=True),
-        Option("tools", _tools, "tool profile: core, all, or groups/tools, comma-separated"),
+        Option(
+            "tools", _tools, "tool profile: core, all, or groups/tools, comma-separated", "LIST"
+        ),
         Option("transport", _choice("stdio", "http"), "stdio or http (stdio)", "NAME"),
         Option("host", _host, "HTTP bind address (127.0.0.1)", "HOST"),
         Option("port", _integer(1, 65535), "HTTP port (8765)", "PORT"),

@@ -79,7 +79,16 @@ TIME_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 class TransferError(Exception):
-    """The file cannot be imported; the message says why and where."""
+    """The file cannot be imported; the message says why and where.
+
+    Attributes:
+        field: The field the store refused, when it named one (``"id"``: a record that
+            exists already, which ``skip_existing`` would keep).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def _engine(memory: Memory) -> Engine:
@@ -187,8 +196,8 @@ class ImportReport:
     Attributes:
         read: Records read from the file, by kind.
         restored: Records written.
-        skipped: Records already present (with ``skip_existing``).
-        embedded: Records given vectors by the target's model.
+        skipped: Records already present (with ``skip_existing``), never embedded.
+        embedded: Records written with vectors computed by the target's model.
         notes: Things the user should know (vectors dropped or replaced).
     """
 
@@ -295,6 +304,13 @@ def _header(first: tuple[int, dict[str, Any]] | None) -> dict[str, Any]:
     if first is None:
         raise TransferError("the file is empty")
     number, header = first
+    if header.get("type") in ("entity", "relation"):
+        # The reference MCP memory server's graph file: memcore.reference_import reads it.
+        raise TransferError(
+            f"line {number}: this is a knowledge-graph file of the reference memory server, "
+            "not a memcore export",
+            field="type",
+        )
     if (
         header.get("type") != "header"
         or header.get("format") != FORMAT
@@ -340,18 +356,39 @@ class _Batch:
 
     def flush(self) -> None:
         records, self._records = self._records, []
+        if self._skip and self._vectors.service is not None:
+            # Leave out what the store holds before embedding: embedding records the restore
+            # then skips would waste the model's time and make "embedded" count them.
+            fresh = [r for r in records if not _already_stored(self._engine, r)]
+            self.report.skipped += len(records) - len(fresh)
+            records = fresh
         if not records:
             return
         self.report.embedded += self._vectors.apply(records)
         try:
             result = self._engine.restore(records, skip_existing=self._skip)
         except MemcoreError as exc:
+            details = getattr(exc, "details", None)
             raise TransferError(
                 f"lines {self._first_line}-{self._last_line}: {exc} (the {self.report.restored} "
-                "records before them were imported)"
+                "records before them were imported)",
+                field=details.get("field") if isinstance(details, dict) else None,
             ) from None
         self.report.restored += int(result["restored"])
         self.report.skipped += int(result["skipped"])
+
+
+def _already_stored(engine: Engine, record: Mapping[str, Any]) -> bool:
+    """Whether a record with this id is in the store (any namespace, as restore checks)."""
+    record_id = record.get("id")
+    if record["type"] in ("mention", PROJECT) or not isinstance(record_id, str) or not record_id:
+        return False
+    # Export pages run by id after a cursor. The cursor just below the id (ids are ASCII,
+    # and U+10FFFF sorts after every ASCII character) makes the id the page's first row
+    # when it is stored.
+    below = record_id[:-1] + chr(ord(record_id[-1]) - 1) + "\U0010ffff"
+    page = engine.export_page(record["type"], after=below, limit=1)
+    return bool(page) and page[0].get("id") == record_id
 
 
 class _VectorPlan:
@@ -444,7 +481,11 @@ def _restore_projects(
             pass
         else:
             if not skip_existing:
-                raise TransferError(f"project {project_id!r} of namespace {ns!r} already exists")
+                raise TransferError(
+                    f"project {project_id!r} of namespace {ns!r} already exists; import with "
+                    "skip_existing to keep it.",
+                    field="id",
+                )
             report.skipped += 1
             continue
         status, error = row["status"], row.get("error")

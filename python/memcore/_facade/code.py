@@ -54,7 +54,7 @@ class _CodeState:
 
 
 class CodeAPI(SearchAPI):
-    """Semantic code search over indexed projects (DESIGN sections 2, 4 and 5)."""
+    """Semantic code search over indexed projects (docs/guide.md, "Code search")."""
 
     def index_project(
         self,

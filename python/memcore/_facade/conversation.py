@@ -1,5 +1,6 @@
-"""The interaction log (DESIGN section 6): conversations and turns, the read wrapper,
-document histories, retrieve_context, and the turn lifecycle for thin clients.
+"""The interaction log (docs/guide.md, "Conversations and documents"): conversations and
+turns, the read wrapper, document histories, retrieve_context, and the turn lifecycle for
+thin clients.
 
 Rules and algorithms are the core's (versioning by content hash, exactly-once turns,
 scoring and packing); this layer canonicalises document ids, reads and hashes files,

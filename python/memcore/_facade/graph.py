@@ -40,7 +40,7 @@ _MEMORY_PAGE = 1000
 
 
 class GraphAPI(SearchAPI):
-    """Entities, observations and relations (DESIGN sections 2 and 5)."""
+    """Entities, observations and relations (docs/guide.md, "The knowledge-graph contract")."""
 
     # -- writes --------------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ class GraphAPI(SearchAPI):
     ) -> SaveResult:
         """Save entities with their observations and relations in one transaction.
 
-        The whole request is validated first (DESIGN section 5: names 1-100 chars, types
+        The whole request is validated first (docs/guide.md: names 1-100 chars, types
         1-50, observations 5-150 chars and at most 2 sentences, at least one observation
         and one relation per entity, relation targets in the request or already stored);
         any problem rejects it and nothing is written. An entity that already exists is

@@ -1,4 +1,5 @@
-"""The dimension/model guard (DESIGN section 7): a store keeps the vectors of one model.
+"""The dimension/model guard (docs/configuration.md, "The model guard"): a store keeps the
+vectors of one model.
 
 The core records the first model's ``(id, dim)`` and refuses another with
 ``DIMENSION_MISMATCH``; this module decides what ``force_model`` and ``reset_memory`` do

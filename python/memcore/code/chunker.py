@@ -37,8 +37,8 @@ _GAP_TYPES = frozenset({"module", "block"})
 class CodeChunkDraft:
     """A chunk ready to be embedded and stored.
 
-    This is the CodeChunk record of DESIGN §2 before the indexer adds ``project_id``
-    and ``indexed_at``.
+    This is the code chunk record (docs/guide.md, "The records") before the indexer adds
+    ``project_id`` and ``indexed_at``.
 
     Attributes:
         file_path: Path relative to the project root, ``/``-separated.

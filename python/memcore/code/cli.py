@@ -1,6 +1,7 @@
 """``memcore index PATH [--watch] [--project-id ID]``: index a project from a shell.
 
-Registered by :mod:`memcore.cli` through :func:`add_index_command`. The report goes to
+:mod:`memcore.cli` defines the command's arguments (so parsing never loads this package)
+and calls :func:`run_index`. The report goes to
 stdout as JSON (like the other commands), the progress bar and notes to stderr. With
 ``--watch`` the command keeps the index current until Ctrl-C.
 """
@@ -9,58 +10,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
-
-from memcore.code.records import IndexProgress, IndexReport
-from memcore.settings import STORE_OPTIONS, Settings, add_options, resolve
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from memcore.code.records import IndexProgress, IndexReport
     from memcore.memory import Memory
+    from memcore.settings import Settings
 
 
-def add_index_command(commands: Any) -> argparse.ArgumentParser:
-    """Add the ``index`` subcommand to the ``memcore`` parser.
-
-    Args:
-        commands: The object ``ArgumentParser.add_subparsers()`` returned.
-
-    Returns:
-        The subcommand's parser (its ``run`` default is :func:`run_index`).
-    """
-    parser: argparse.ArgumentParser = commands.add_parser(
-        "index",
-        help="index a project's source code for search_code (JSON report)",
-        description="Index the source files of PATH incrementally: only new or changed "
-        "files are chunked and embedded; deleted files leave the index.",
-    )
-    parser.add_argument("path", help="the project directory")
-    parser.add_argument("--project-id", help="the project's id (default: folder name + hash)")
-    parser.add_argument("--watch", action="store_true", help="keep the index current until Ctrl-C")
-    parser.add_argument(
-        "--follow-symlinks", action="store_true", help="follow links that stay inside PATH"
-    )
-    add_options(parser, STORE_OPTIONS)
-    parser.set_defaults(run=run_index)
-    return parser
-
-
-def run_index(args: argparse.Namespace) -> int:
+def run_index(args: argparse.Namespace, settings: Settings) -> int:
     """Run ``memcore index``; the exit status (errors propagate to ``memcore.cli.main``).
 
+    Args:
+        args: The parsed command line (``path``, ``project_id``, ``watch``,
+            ``follow_symlinks``).
+        settings: The resolved store settings.
+
     Raises:
-        SettingsError: A setting is invalid.
         MemcoreError: The store could not be opened or the path is not a directory.
     """
     from memcore.memory import Memory
 
-    settings = _settings(args)
     with Memory(**settings.memory_kwargs()) as memory:
         _wait_for_model(memory, settings.timeout)
         with _progress_bar() as (bar, task):
@@ -82,16 +58,6 @@ def run_index(args: argparse.Namespace) -> int:
             _note(f"watching {report.root} for changes; press Ctrl-C to stop")
             _wait_for_interrupt()
     return 0
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    from memcore.mcp import logs
-
-    settings = resolve(args, STORE_OPTIONS)
-    explicit = args.log_level is not None or "MEMCORE_LOG_LEVEL" in os.environ
-    # Quiet unless asked, like the other commands: a progress bar and warnings only.
-    logs.configure(settings.log_level if explicit else "warn")
-    return settings
 
 
 def _wait_for_model(memory: Memory, timeout: float) -> None:

@@ -1,9 +1,10 @@
 """Offline loading of tree-sitter grammars.
 
 tree-sitter-language-pack 1.x ships no grammars: ``get_parser`` downloads them from
-GitHub releases on first use. memcore makes no network call at run time (DESIGN §1) and
-its machines reach only PyPI, so grammars come first from the per-language PyPI wheels
-(``tree-sitter-python``, ``tree-sitter-rust``, ...), which bundle the compiled parser.
+GitHub releases on first use. memcore makes no network call at run time
+(docs/configuration.md, "Embedding models") and its machines reach only PyPI, so grammars
+come first from the per-language PyPI wheels (``tree-sitter-python``,
+``tree-sitter-rust``, ...), which bundle the compiled parser.
 The language pack is consulted second, and only for grammars already present on disk
 (its cache, or the bundled grammars of the 0.x releases); it is never asked to download.
 A language without a grammar falls back to line windows in the chunker.

@@ -78,7 +78,7 @@ class IndexReport(Record):
 
 @dataclass(frozen=True, slots=True)
 class IndexStatus(Record):
-    """A project's indexing status (DESIGN section 2, IndexStatus).
+    """A project's indexing status (docs/guide.md, "Code search").
 
     Attributes:
         project_id: The project's id.

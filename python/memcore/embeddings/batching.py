@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 MAX_BATCH_TOKENS = 8192
-"""Hard cap on ``rows x padded length`` per inference call (DESIGN section 7): it bounds peak
-memory and keeps one call short enough that a concurrent query is not starved behind it."""
+"""Hard cap on ``rows x padded length`` per inference call (docs/configuration.md,
+"Embedding models"): it bounds peak memory and keeps one call short enough that a
+concurrent query is not starved behind it."""
 
 DEFAULT_BATCH_TOKENS = 2048
 """The default budget, below the cap because attention memory grows with ``rows x length²``:

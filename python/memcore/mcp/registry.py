@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from memcore.mcp.host import StoreHost
     from memcore.memory import Memory
 
-#: The default profile (DESIGN section 5): the tools a weaker model needs, in this order.
+#: The default profile (docs/guide.md, "Tool profiles"): the tools a weaker model needs,
+#: in this order.
 #: Tools whose capability has not landed yet are skipped until their group registers them.
 CORE_TOOLS = (
     "store_memory",
@@ -30,7 +31,7 @@ CORE_TOOLS = (
     "retrieve_context",
     "get_status",
 )
-#: Listing order of the groups (DESIGN section 5); groups not named here come last.
+#: Listing order of the groups (docs/guide.md); groups not named here come last.
 GROUP_ORDER = ("facts", "search", "temporal", "graph", "legacy", "conversation", "code", "admin")
 
 
@@ -68,7 +69,7 @@ class ToolSpec:
     """One MCP tool.
 
     Attributes:
-        name: The fixed tool name (DESIGN section 5).
+        name: The fixed tool name (docs/guide.md, "Tool profiles").
         group: Its capability group, selectable in ``--tools``.
         title: A short human-readable name.
         description: For the model: what it does, when to call it, what comes back.

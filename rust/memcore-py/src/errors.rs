@@ -1,5 +1,5 @@
 //! The one place core errors become Python exceptions: each variant to its own
-//! class, each class carrying its public code (DESIGN section 8).
+//! class, each class carrying its public code (docs/configuration.md, "Errors").
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;

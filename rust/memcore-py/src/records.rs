@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 use memcore::knowledge::{Entity, Observation, Relation};
 use memcore::{Memory, Scores};
 
-/// A memory as a dict with the public field names (DESIGN section 2).
+/// A memory as a dict with the public field names (docs/guide.md, "The records").
 ///
 /// Keys are interned Python strings: a search or a bulk ingest builds
 /// thousands of these dicts, and a fresh key string per field (decoded,

@@ -1,5 +1,5 @@
 //! The one error type of the core. Each variant maps to one public error code
-//! (DESIGN section 8); the bindings translate variants, never strings.
+//! (docs/configuration.md, "Errors"); the bindings translate variants, never strings.
 
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// The stable public code of this error (DESIGN section 8).
+    /// The stable public code of this error (docs/configuration.md, "Errors").
     pub fn code(&self) -> &'static str {
         match self {
             Error::MemoryNotFound { .. } => "MEMORY_NOT_FOUND",

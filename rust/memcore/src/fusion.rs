@@ -2,7 +2,7 @@
 //!
 //! Raw scores live on different scales (cosine in [-1, 1], BM25 unbounded,
 //! PPR mass tiny and heavy-tailed), so each signal is z-scored over the
-//! candidate pool before the weighted sum (DESIGN section 3):
+//! candidate pool before the weighted sum (docs/retrieval.md):
 //! - a candidate missing a signal gets that signal's minimum in the pool;
 //! - a signal with (near) zero spread contributes 0 rather than noise;
 //! - z-scores are clipped to ±6 so one outlier cannot dominate;

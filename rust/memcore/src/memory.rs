@@ -109,7 +109,7 @@ pub struct Memory {
 }
 
 /// What a caller gives to store a memory. Unset fields take the defaults of
-/// DESIGN section 2.
+/// docs/guide.md, "The records".
 #[derive(Debug, Clone)]
 pub struct NewMemory {
     pub namespace: String,

@@ -1,6 +1,6 @@
-"""``save_memory``'s contract (DESIGN section 5, seed 000): the input schema exactly as
-the contract gives it, the schema its arguments are checked against, and the shape of a
-rejected request.
+"""``save_memory``'s contract (docs/guide.md, "The knowledge-graph contract"): the input
+schema exactly as the contract gives it, the schema its arguments are checked against, and
+the shape of a rejected request.
 
 The contract's rules (lengths, at most two sentences, at least one relation, known
 targets) are checked by the core, which words every problem as the contract does and
@@ -17,7 +17,7 @@ from typing import Any
 from memcore.errors import MemcoreError
 from memcore.mcp import schema
 
-#: The save_memory schema exactly as the contract gives it (seed 000), plus descriptions
+#: The save_memory schema exactly as the contract gives it (docs/guide.md), plus descriptions
 #: and ``additionalProperties: false`` on its objects.
 SAVE_MEMORY_SCHEMA: schema.Schema = {
     "type": "object",

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
 SOURCES = ("explicit", "extracted")
-#: Most results one search returns (DESIGN section 3).
+#: Most results one search returns (docs/retrieval.md).
 MAX_SEARCH_RESULTS = 50
 #: Most memories one listing page returns (the core's limit).
 MAX_PAGE = 1000

@@ -1,4 +1,5 @@
-"""The code group: index projects for semantic code search (DESIGN section 5, seed 003).
+"""The code group: index projects for semantic code search (docs/guide.md,
+"Code search").
 
 ``index_project`` runs its pass in a background thread and waits at most
 ``wait_seconds`` for it (see ``_index_jobs``): small projects answer with the finished

@@ -1,5 +1,5 @@
-"""The conversation group: the interaction log (DESIGN section 6, seed 001) and the turn
-lifecycle for thin clients (seed 004).
+"""The conversation group: the interaction log and the turn lifecycle for thin clients
+(docs/guide.md, "Conversations and documents").
 
 Decisions the tools document for the model:
 
@@ -11,7 +11,7 @@ Decisions the tools document for the model:
 - Reading the server's disk is for admin callers only (stdio, admin tokens): an HTTP
   tenant passes ``{path, content}`` or ``{path, content_hash}`` for its documents, since
   a path alone would have the server read (and return) its own files.
-- The lifecycle tools take the seed's ``project``: over stdio (or with an admin token) it
+- The lifecycle tools take a ``project`` argument: over stdio (or with an admin token) it
   selects the namespace; a tenant token may only name its own namespace, which is also
   the default. ``user_id`` is accepted and ignored (namespaces are the isolation boundary).
 """

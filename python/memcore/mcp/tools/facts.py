@@ -1,4 +1,4 @@
-"""The facts group: store, read, change, list and supersede memories (DESIGN section 5)."""
+"""The facts group: store, read, change, list and supersede memories (docs/guide.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The graph group: the knowledge-graph contract (DESIGN section 5, seed 000) over the
+"""The graph group: the knowledge-graph contract (docs/guide.md) over the
 facade's graph API. ``save_memory`` is the one validated write an agent should use;
 ``search_nodes``, ``open_nodes`` and ``add_observations`` also belong to the legacy group
 (one implementation, registered once). Field names follow the contract's camelCase; see

@@ -1,4 +1,4 @@
-"""The search group: vector, keyword and hybrid search over memories (DESIGN section 3)."""
+"""The search group: vector, keyword and hybrid search over memories (docs/retrieval.md)."""
 
 from __future__ import annotations
 

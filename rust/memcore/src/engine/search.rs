@@ -14,7 +14,7 @@ use crate::store::memories as rows;
 use crate::temporal::{ValidAt, now_micros};
 use crate::text;
 
-/// At most this many results per query (DESIGN section 3).
+/// At most this many results per query (docs/retrieval.md).
 pub const MAX_RESULTS: usize = 50;
 /// Candidates each signal contributes to a recall pool.
 const RECALL_POOL: usize = 100;

@@ -11,7 +11,7 @@
 //! text however many names there are, and adding or removing a name is a
 //! hash update (entities arrive one by one; a reopen adds tens of thousands).
 //!
-//! DESIGN names Aho-Corasick here. An automaton over all names has to be
+//! An earlier design used Aho-Corasick here. An automaton over all names has to be
 //! rebuilt as names arrive; the binary counter of automata this replaced ran
 //! O(log n) automata plus a substring search for each of up to 255 recent
 //! names on every stored memory (7 us of a 60 us write at 50k entities).

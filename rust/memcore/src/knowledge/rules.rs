@@ -1,4 +1,4 @@
-//! Record rules of the knowledge graph (DESIGN sections 2 and 5), with the
+//! Record rules of the knowledge graph (docs/guide.md, "The knowledge-graph contract"), with the
 //! wording agents see. Pure functions: no storage here.
 
 /// Entity names: 1-100 characters.
@@ -43,7 +43,7 @@ pub fn sentence_count(text: &str) -> usize {
     count + usize::from(has_words)
 }
 
-/// Why an observation is not acceptable, in the seed's wording; None when fine.
+/// Why an observation is not acceptable, in the contract's wording (docs/guide.md); None when fine.
 pub fn observation_problem(text: &str) -> Option<(String, String)> {
     let chars = text.trim().chars().count();
     if chars > MAX_OBSERVATION_CHARS {

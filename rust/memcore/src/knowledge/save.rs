@@ -1,4 +1,4 @@
-//! The `save_memory` contract (DESIGN section 5): a request of entities, each
+//! The `save_memory` contract (docs/guide.md, "The knowledge-graph contract"): a request of entities, each
 //! with observations and relations, validated as a whole. Any problem rejects
 //! the whole request; each problem names the entity, the offending value, what
 //! is wrong and how to fix it.
@@ -316,7 +316,7 @@ mod tests {
     fn the_seed_invalid_requests() {
         let long = "This is a very long observation that contains multiple facts and exceeds the \
                     maximum allowed length of 150 characters which will cause validation to fail";
-        // The seed's example string is 153 characters (its comment says 165).
+        // The contract's example string is 153 characters (its comment says 165).
         assert_eq!(long.chars().count(), 153);
         let r = request(vec![entity("Test", &[long], vec![rel("Other", "related")])]);
         let problems = validate(&r, &|_| false);

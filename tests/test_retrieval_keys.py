@@ -97,3 +97,9 @@ def test_weight_presets(mem: memcore.Memory) -> None:
     mem.recall("alpha", vector=unit(1), weights="design")
     with pytest.raises(memcore.InvalidParameterError, match="design"):
         mem.recall("alpha", weights="nonsense")
+
+
+def test_the_context_block_gives_each_turn_its_day(mem: memcore.Memory) -> None:
+    mem.record_turn("s1", "We went hiking.", turn_id="t", at=datetime(2023, 5, 8, 14, tzinfo=UTC))
+    text = mem.retrieve_context("hiking").text
+    assert "8 May 2023 (" in text  # the date, then the age

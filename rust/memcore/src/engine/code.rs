@@ -11,6 +11,7 @@ use super::search::{Hit, RecallOptions, Scores, SearchQuery};
 use crate::catalog::DocLabels;
 use crate::code::{CodeChunk, FileChunks, ProjectStatus, check_project_id, check_status};
 use crate::error::{Error, Result};
+use crate::fusion::Weights;
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
 use crate::store::code as rows;
@@ -253,7 +254,13 @@ impl Engine {
             valid: ValidAt::Any,
             limit,
         };
-        let hits = self.recall(&query, text, vector, &RecallOptions::default())?;
+        // Code keeps the first design's weights: on raw code BM25 is the weak
+        // signal (CoSQA), the opposite of conversational memory.
+        let options = RecallOptions {
+            weights: Weights::DESIGN,
+            ..RecallOptions::default()
+        };
+        let hits = self.recall(&query, text, vector, &options)?;
         self.chunks_for(&hits)
     }
 

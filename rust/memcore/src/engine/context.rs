@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
 use crate::store::conversations as conv;
-use crate::temporal::{Timestamp, ValidAt, now_micros};
+use crate::temporal::{Timestamp, ValidAt, date_label, now_micros};
 
 /// Candidate turns: id → (search score, shared documents).
 type Candidates = HashMap<String, (Option<f64>, Vec<String>)>;
@@ -395,9 +395,12 @@ fn render(item: &ContextItem, number: usize, agent_chars: usize, now: Timestamp)
             item.shared_documents.join(", ")
         ));
     }
+    // The day as well as the age: "when did …" questions need the date, and
+    // an agent reading "400 days ago" would have to compute it.
     let mut out = format!(
-        "\n[{number}] conversation {}, {} — surfaced by {}\nUser: {}\n",
+        "\n[{number}] conversation {}, {} ({}) — surfaced by {}\nUser: {}\n",
         item.turn.conversation_id,
+        date_label(item.turn.created_at),
         age(now - item.turn.created_at),
         reasons.join(" and "),
         one_line(&item.turn.user_text, 600),

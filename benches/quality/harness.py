@@ -75,7 +75,13 @@ def _pct(value: float | None) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["## Retrieval quality", ""]
+    lines = [
+        "## Retrieval quality",
+        "",
+        "What each ranking choice bought, and what was tried and dropped, with the numbers:",
+        "[quality-experiments.md](quality-experiments.md).",
+        "",
+    ]
     if result.get("subset") != "full":
         lines += [f"Quick subset: {result['subset']} (not comparable with published numbers).", ""]
     if "locomo" in result:

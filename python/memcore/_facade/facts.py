@@ -123,7 +123,7 @@ class FactsAPI(SearchAPI):
         created = MemoryRecord.from_core(raw)
         if passage_vector is None:
             return StoreResult(created=created)
-        similar = self._similar(created.id, ns, passage_vector)
+        similar = self._similar(created.id, ns, passage_vector, content)
         return StoreResult(
             created=created, similar=similar, action_required=action_for(created.id, similar)
         )

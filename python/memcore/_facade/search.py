@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from memcore._facade.base import FacadeBase, VectorLike, as_vector
+from memcore._facade.updates import CHANGE_COSINE, updated_facts
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
 from memcore.records import MemoryRecord, SearchHit
 
-#: Cosine similarity above which a stored memory is reported as possibly outdated.
-SIMILAR_THRESHOLD = 0.8
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
+#: The nearest memories (by cosine, at least CHANGE_COSINE) that the update rule reads on
+#: store; one vector search, as before, with a wider net.
+SIMILAR_CANDIDATES = 30
 #: The fused-weights default (vector, BM25, PPR) of DESIGN section 3.
 DEFAULT_WEIGHTS = (0.40, 0.15, 0.45)
 
@@ -38,15 +40,20 @@ def action_for(new_id: str, similar: Sequence[MemoryRecord]) -> str | None:
 class SearchAPI(FacadeBase):
     """Searches over memories."""
 
-    def _similar(self, new_id: str, namespace: str, vector: Any) -> list[MemoryRecord]:
+    def _similar(
+        self, new_id: str, namespace: str, vector: Any, content: str
+    ) -> list[MemoryRecord]:
+        """The valid memories that `content` looks like an update of, closest first
+        (the rule is in memcore/_facade/updates.py)."""
         rows = self._engine.similar_memories(
             namespace,
             vector,
             exclude_id=new_id,
-            threshold=SIMILAR_THRESHOLD,
-            limit=SIMILAR_LIMIT,
+            threshold=CHANGE_COSINE,
+            limit=SIMILAR_CANDIDATES,
         )
-        return [MemoryRecord.from_core(raw) for raw, _ in rows]
+        picked = updated_facts(content, [(raw["content"], cosine) for raw, cosine in rows])
+        return [MemoryRecord.from_core(rows[i][0]) for i in picked[:SIMILAR_LIMIT]]
 
     def search(
         self,

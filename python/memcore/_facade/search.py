@@ -6,15 +6,15 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from memcore._facade.base import FacadeBase, VectorLike, as_vector
-from memcore._facade.updates import CHANGE_COSINE, updated_facts
+from memcore._facade.updates import candidate_floor, updated_facts
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
 from memcore.records import MemoryRecord, SearchHit
 
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
-#: The nearest memories (by cosine, at least CHANGE_COSINE) that the update rule reads on
-#: store; one vector search, as before, with a wider net.
+#: The nearest memories (by cosine, above the rule's floor) that the update rule reads on
+#: store: one vector search, as before, with a wider net.
 SIMILAR_CANDIDATES = 30
 #: The fused-weights default (vector, BM25, PPR) of DESIGN section 3.
 DEFAULT_WEIGHTS = (0.40, 0.15, 0.45)
@@ -45,11 +45,14 @@ class SearchAPI(FacadeBase):
     ) -> list[MemoryRecord]:
         """The valid memories that `content` looks like an update of, closest first
         (the rule is in memcore/_facade/updates.py)."""
+        floor = candidate_floor(content)
+        if floor is None:
+            return []
         rows = self._engine.similar_memories(
             namespace,
             vector,
             exclude_id=new_id,
-            threshold=CHANGE_COSINE,
+            threshold=floor,
             limit=SIMILAR_CANDIDATES,
         )
         picked = updated_facts(content, [(raw["content"], cosine) for raw, cosine in rows])

@@ -22,6 +22,7 @@ halves is in benches/results/quality.md (`python -m benches.quality --updates-on
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -73,25 +74,36 @@ _CHANGE = re.compile(
 _SUBJECT_WORDS = 4
 
 
-def updated_facts(new: str, candidates: Sequence[tuple[str, float]]) -> list[int]:
-    """Which of the stored facts (text, cosine to `new`; closest first) `new` updates,
-    as indices into `candidates`.
-
-    A change cue says that *something* about the subject changed, not what: it picks only
-    the closest fact about the same subject, so "User moved to Austin" names "User lives in
-    Seattle" and not every other fact about the user.
-    """
+def candidate_floor(new: str) -> float | None:
+    """The lowest cosine at which a stored fact can be one that `new` updates, or None when
+    `new` reads as an addition and updates nothing (no search needed)."""
     if _ADDITION.search(new):
+        return None
+    return CHANGE_COSINE if _CHANGE.search(new) else CLOSE_COSINE
+
+
+def updated_facts(new: str, candidates: Sequence[tuple[str, float]]) -> list[int]:
+    """Which of the stored facts (text, cosine to `new`) `new` updates, as indices into
+    `candidates`, closest first.
+
+    A change cue says that *something* about the subject changed, not what: it names the
+    closest fact about the same subject (and any within `CHANGE_MARGIN` of it), so "User
+    moved to Austin" names "User lives in Seattle" and not every other fact about the user.
+    """
+    floor = candidate_floor(new)
+    if floor is None:
         return []
-    changed = _CHANGE.search(new) is not None
-    picked = []
-    closest: float | None = None  # the cosine of the closest fact about the same subject
-    for i, (old, cosine) in enumerate(candidates):
-        if cosine < CHANGE_COSINE or not same_subject(old, new):
+    changed = floor < CLOSE_COSINE
+    picked: list[int] = []
+    for i in sorted(range(len(candidates)), key=lambda i: -candidates[i][1]):
+        old, cosine = candidates[i]
+        if cosine < floor:
+            break
+        if not same_subject(old, new):
             continue
-        closest = cosine if closest is None else closest
-        if cosine >= CLOSE_COSINE or (changed and cosine >= closest - CHANGE_MARGIN):
-            picked.append(i)
+        if changed and not picked:  # the closest fact about the subject sets the bar
+            floor = min(CLOSE_COSINE, max(floor, cosine - CHANGE_MARGIN))
+        picked.append(i)
     return picked
 
 
@@ -102,8 +114,8 @@ def looks_like_update(old: str, new: str, cosine: float) -> bool:
 
 def same_subject(old: str, new: str) -> bool:
     """Whether both facts are about the same person or thing."""
-    old_subject, new_subject = subject(old), subject(new)
-    old_words, new_words = _content(old), _content(new)
+    old_subject, old_words = _parse(old)
+    new_subject, new_words = _parse(new)
     for relation in (set(old_subject) | set(new_subject)) & _RELATIONS:
         if relation not in old_words or relation not in new_words:
             return False
@@ -114,9 +126,21 @@ def same_subject(old: str, new: str) -> bool:
 
 def subject(text: str) -> list[str]:
     """The content words of the leading noun phrase, normalised (at most four)."""
+    return list(_parse(text)[0])
+
+
+# The same stored facts come back as candidates store after store: parse each once.
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A fact's subject words and all its content words."""
+    tokens = _WORD.findall(text)
+    return _subject(tokens), frozenset(w for w in map(_normal, tokens) if w is not None)
+
+
+def _subject(tokens: list[str]) -> tuple[str, ...]:
     words: list[str] = []
     previous = ""
-    for i, token in enumerate(_WORD.findall(text)):
+    for i, token in enumerate(tokens):
         if i > 0 and _ends_subject(token, previous):
             break
         word = _normal(token)
@@ -125,7 +149,7 @@ def subject(text: str) -> list[str]:
             if len(words) == _SUBJECT_WORDS:
                 break
         previous = token
-    return words
+    return tuple(words)
 
 
 def _ends_subject(token: str, previous: str) -> bool:
@@ -137,10 +161,6 @@ def _ends_subject(token: str, previous: str) -> bool:
     if not token.islower() or _possessive(previous) or previous.lower() in _STOP:
         return False
     return low.endswith("ed") or (low.endswith("s") and not low.endswith("ss"))
-
-
-def _content(text: str) -> set[str]:
-    return {w for w in map(_normal, _WORD.findall(text)) if w is not None}
 
 
 def _normal(token: str) -> str | None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import memcore
-from embeddings_support.models import MINILM_DIR, require_model
+from conftest import MINILM_DIR, require_model, unit
 from memcore._facade.updates import looks_like_update, same_subject, updated_facts
 
 
@@ -96,6 +96,15 @@ def test_the_leading_noun_phrase_is_the_subject() -> None:
     assert same_subject("The CI pipeline runs on Jenkins", "CI moved from Jenkins to Actions")
     assert same_subject("The max upload size is 10 MB", "Uploads can be up to 25 MB now")
     assert not same_subject("The mobile team uses Swift", "The web team uses TypeScript")
+
+
+def test_text_in_another_script_falls_back_to_cosine(mem: memcore.Memory) -> None:
+    base = unit(5, 16)
+    old = mem.store_memory("用户住在西雅图", vector=base)
+    close = mem.store_memory("用户现在住在西雅图市", vector=base + unit(6, 16) * 0.1)
+    assert [m.id for m in close.similar] == [old.id]
+    far = mem.store_memory("用户搬到了奥斯汀", vector=unit(7, 16))
+    assert far.similar == []
 
 
 def test_a_change_cue_names_only_the_closest_fact_about_the_subject() -> None:

@@ -39,7 +39,9 @@ def _word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’@.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+# Letters and digits of any script; inner apostrophes, dots, @ and hyphens stay in the word
+# ("user's", "D.C.", "alex@new.io", "on-call").
+_WORD = re.compile(r"[^\W_][\w'’@.\-]*[^\W_]|[^\W_]")
 _USER = frozenset({"user", "users", "i", "i'm", "me", "my", "mine"})
 # Function words and time words that carry neither subject nor attribute.
 _STOP = _word_set(
@@ -61,6 +63,7 @@ _RELATIONS = _word_set(
     "children cousin colleague neighbour neighbor friend boss manager grandmother grandfather "
     "aunt uncle niece nephew roommate"
 )
+_LATIN = re.compile(r"[A-Za-z]")
 _ADDITION = re.compile(r"\b(?:also|too|as well|another|additional(?:ly)?|in addition)\b", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no longer|anymore|instead|new|these days|from now on|going forward|correction|"
@@ -72,6 +75,9 @@ _CHANGE = re.compile(
     re.I,
 )
 _SUBJECT_WORDS = 4
+# A fact is one statement; the rule reads no further than this into a long one, which also
+# bounds what the parse cache holds.
+_PARSE_CHARS = 1000
 
 
 def candidate_floor(new: str) -> float | None:
@@ -113,9 +119,12 @@ def looks_like_update(old: str, new: str, cosine: float) -> bool:
 
 
 def same_subject(old: str, new: str) -> bool:
-    """Whether both facts are about the same person or thing."""
-    old_subject, old_words = _parse(old)
-    new_subject, new_words = _parse(new)
+    """Whether both facts are about the same person or thing (True when the text gives no
+    way to tell: the reading below is for English, so other scripts fall back to cosine)."""
+    if not (_LATIN.search(old) and _LATIN.search(new)):
+        return True
+    old_subject, old_words = _parse(old[:_PARSE_CHARS])
+    new_subject, new_words = _parse(new[:_PARSE_CHARS])
     for relation in (set(old_subject) | set(new_subject)) & _RELATIONS:
         if relation not in old_words or relation not in new_words:
             return False
@@ -126,7 +135,7 @@ def same_subject(old: str, new: str) -> bool:
 
 def subject(text: str) -> list[str]:
     """The content words of the leading noun phrase, normalised (at most four)."""
-    return list(_parse(text)[0])
+    return list(_parse(text[:_PARSE_CHARS])[0])
 
 
 # The same stored facts come back as candidates store after store: parse each once.

@@ -1,23 +1,24 @@
 """Does a newly stored fact update an older one? The rule behind `similar` on store.
 
 Cosine alone cannot tell an update ("User lives in Seattle" -> "User moved to Austin",
-cosine about 0.5 with MiniLM) from a fact that merely shares its topic ("User lives in
-Seattle" -> "User's sister lives in Portland", often higher). The rule adds what makes a
-statement an update of another, read from the text with no model:
+cosine 0.57 with MiniLM) from a fact that merely shares its topic ("User lives in Seattle"
+-> "User's sister lives in Portland", 0.64). The rule adds what makes a statement an update
+of another, read from the text with no model (the word lists are English; text with no
+Latin letters falls back to cosine alone):
 
-1. Same subject: the leading noun phrase of one fact (the words before its first verb, with
-   "I"/"my"/"the user" read as "user") appears in the other, or both start with the same
-   word; a relation word in a subject ("User's *sister* ...", "Tom's *wife* ...") that the
-   other fact lacks makes them different subjects.
+1. Same subject: all words of one fact's leading noun phrase (the words before its first
+   verb, with "I"/"my"/"the user" read as "user") appear in the other, or both phrases start
+   with the same word; a relation word in a subject ("User's *sister* ...", "Tom's *wife*
+   ...") that the other fact lacks makes them different subjects.
 2. Not an addition: the new fact does not say "also", "too", "as well", "another".
 3. Either the two are close (cosine >= `CLOSE_COSINE`), or the new fact says that something
    changed ("now", "moved", "switched", "new", "instead", "no longer", "renamed",
    "upgraded", ...), the two are at least loosely related (cosine >= `CHANGE_COSINE`) and
-   the old fact is the closest one about that subject.
+   the old fact is the closest one about that subject (or within `CHANGE_MARGIN` of it).
 
-The three numbers (`CLOSE_COSINE`, `CHANGE_COSINE`, `CHANGE_MARGIN`) were chosen on the dev
-half of the labelled pairs in benches/quality/updates.jsonl; the confusion table of both
-halves is in benches/results/quality.md (`python -m benches.quality --updates-only`).
+The three numbers were chosen on the dev half of the labelled pairs in
+benches/quality/updates.jsonl; the confusion table of both halves is in
+benches/results/quality.md (`python -m benches.quality --updates-only`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ _RELATIONS = _word_set(
 )
 _LATIN = re.compile(r"[A-Za-z]")
 _ADDITION = re.compile(r"\b(?:also|too|as well|another|additional(?:ly)?|in addition)\b", re.I)
+# Words that announce a change of state. "re...ed" catches renamed, relocated, rescheduled,
+# rewritten, and a few words that announce nothing ("required"): measured, kept.
 _CHANGE = re.compile(
     r"\b(?:now|no longer|anymore|instead|new|these days|from now on|going forward|correction|"
     r"actually|changed?|switched|moved|replaced|re[a-z]+(?:ed|en)|raised|lowered|increased|"

@@ -1,7 +1,7 @@
 """The benchmark runner's wiring (benches/): every area points at a module that exists, the
 "not measured yet" lines name real modules, a budget row whose bound grows with the
-workload is judged at the size really run, the quality report's tables, and CoSQA scored
-through index_project + search_code on a real store."""
+workload is judged at the size really run, the quality report's tables, CoSQA scored
+through index_project + search_code on a real store, and the update-detection set."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from benches import report
 from benches.__main__ import AREAS, discover
-from benches.quality import cosqa, harness
+from benches.quality import cosqa, harness, updates
 from benches.report import Record
 from benches.targets import BY_KEY, ROWS
 
@@ -120,3 +120,31 @@ def test_cosqa_evaluate_with_the_real_model(tmp_path: Path) -> None:
     assert result["retrievers"][cosqa.VECTOR]["R@5"] == 1.0
     text = harness.markdown({"subset": "full", "cosqa": result})
     assert "searched with search_code" in text and "| search_code, vector only | 3 |" in text
+
+
+def test_the_update_set_is_labelled_and_split_by_text() -> None:
+    pairs = updates.load()
+    labels = [p.label for p in pairs]
+    assert labels.count("update") >= 150 and labels.count("related") >= 150
+    assert "unrelated" in labels and all(p.kind for p in pairs)
+    assert len({(p.old, p.new) for p in pairs}) == len(pairs)
+    for label in updates.LABELS:  # both halves hold every label
+        assert {p.half for p in pairs if p.label == label} == {"dev", "held-out"}
+    moved = updates.Pair("User lives in Seattle", "User moved to Austin", "update", "move")
+    assert moved.half == updates.Pair(moved.old, moved.new, "related", "other").half
+
+
+def test_update_detection_runs_and_merges_into_the_report(tmp_path: Path) -> None:
+    if not (MINILM_DIR / "model.onnx").is_file():
+        pytest.skip(f"test model not found at {MINILM_DIR}")
+    (tmp_path / "quality.json").write_text(json.dumps({"subset": "full", "other": {"x": 1}}))
+    fresh = harness.run_updates(quick=True, log=lambda _: None)
+    table = fresh["halves"]["all"]
+    assert {label: table[label]["n"] for label in updates.LABELS} == dict.fromkeys(
+        updates.LABELS, updates.QUICK_PER_LABEL
+    )
+    assert table["update"]["flagged"] > table["related"]["flagged"]
+    merged, text = harness.merge_updates(tmp_path, fresh)
+    assert merged["other"] == {"x": 1} and merged["updates"] == fresh
+    assert "### Update detection on store" in text and "| held-out | update |" in text
+    assert json.loads((tmp_path / "quality.json").read_text()) == merged

@@ -1,6 +1,8 @@
 """python -m benches.quality --locomo FILE --cosqa DIR [--quick] [--out DIR]
 
-With neither file given, the data under ../shared/bench is used.
+With neither file given, the data under ../shared/bench is used. Update detection on store
+(benches/quality/updates.jsonl) runs with either; --updates-only runs just that part and
+puts its section into the report already in --out.
 """
 
 from __future__ import annotations
@@ -17,13 +19,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path, help="a LoCoMo-format JSON file")
     parser.add_argument("--cosqa", type=Path, help="a CoSQA-format folder")
     parser.add_argument("--quick", action="store_true", help="a small subset (CI)")
+    parser.add_argument(
+        "--updates-only",
+        action="store_true",
+        help="only update detection, merged into the existing quality.json/quality.md",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    if args.locomo is None and args.cosqa is None:
+    if args.updates_only:
+        fresh = harness.run_updates(quick=args.quick, log=log)
+        result, text = harness.merge_updates(args.out, fresh)
+    elif args.locomo is None and args.cosqa is None:
         result, text = harness.run_default(quick=args.quick, out_dir=args.out, log=log)
     else:
         result = harness.run(args.locomo, args.cosqa, quick=args.quick, log=log)

@@ -1,5 +1,5 @@
-"""Run both quality sets and render their tables (shared by `python -m benches` and
-`python -m benches.quality`)."""
+"""Run the quality sets and render their tables (shared by `python -m benches` and
+`python -m benches.quality`): LoCoMo and CoSQA retrieval, and update detection on store."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benches.quality import cosqa, locomo
+from benches import embedding_cache
+from benches.quality import cosqa, locomo, updates
 
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
 DEFAULT_LOCOMO = SHARED_BENCH / "locomo-dev/locomo-dev.json"
@@ -29,6 +30,7 @@ def run(
     *,
     quick: bool,
     log: Callable[[str], None] = print,
+    with_updates: bool = True,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"subset": QUICK if quick else "full"}
     if locomo_file is not None:
@@ -47,7 +49,34 @@ def run(
             pool_size=QUICK["cosqa_pool"] if quick else None,
             log=log,
         )
+    if with_updates:
+        result["updates"] = run_updates(quick=quick, log=log)
     return result
+
+
+def run_updates(*, quick: bool, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Update detection on the labelled pairs in benches/quality/updates.jsonl (skipped,
+    with the reason, where the embedding model is absent: `similar` needs vectors)."""
+    reason = embedding_cache.available()
+    if reason is not None:
+        log(f"[quality] update detection skipped: {reason}")
+        return {"skipped": reason}
+    log(f"[quality] update detection {updates.DATA}")
+    result = updates.evaluate(quick=quick, log=log)
+    result["subset"] = f"{updates.QUICK_PER_LABEL} pairs per label" if quick else "full"
+    return result
+
+
+def merge_updates(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Put a fresh update-detection section into the report already in `out_dir` (the
+    other sections are kept as they are) and write both files again."""
+    path = out_dir / "quality.json"
+    merged: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    merged.setdefault("subset", result["subset"])
+    merged["updates"] = result
+    text = markdown(merged)
+    write(out_dir, merged, text)
+    return merged, text
 
 
 def run_default(
@@ -57,6 +86,8 @@ def run_default(
     locomo_file = DEFAULT_LOCOMO if DEFAULT_LOCOMO.is_file() else None
     cosqa_dir = DEFAULT_COSQA if (DEFAULT_COSQA / cosqa.QUERY_FILE).is_file() else None
     if locomo_file is None and cosqa_dir is None:
+        # The update pairs ship with the repository, but the other sets do not: a report
+        # of update detection alone would read as the whole quality run.
         raise DataMissingError(f"no benchmark data under {SHARED_BENCH}")
     result = run(locomo_file, cosqa_dir, quick=quick, log=log)
     text = markdown(result)
@@ -88,7 +119,18 @@ def markdown(result: dict[str, Any]) -> str:
         lines += _locomo_md(result["locomo"])
     if "cosqa" in result:
         lines += _cosqa_md(result["cosqa"])
+    if "updates" in result:
+        lines += _updates_md(result["updates"])
     return "\n".join(lines) + "\n"
+
+
+def _updates_md(data: dict[str, Any]) -> list[str]:
+    if "skipped" in data:
+        return ["### Update detection on store", "", f"Not run: {data['skipped']}.", ""]
+    lines = updates.markdown(data)
+    if data.get("subset", "full") != "full":
+        lines[1:1] = ["", f"Quick subset: {data['subset']}."]
+    return lines
 
 
 def _locomo_md(data: dict[str, Any]) -> list[str]:

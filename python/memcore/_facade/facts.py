@@ -73,7 +73,7 @@ class FactsAPI(SearchAPI):
         vector: VectorLike | None = None,
         entities: Sequence[str] | None = None,
     ) -> StoreResult:
-        """Store a fact and report similar valid memories that it may replace.
+        """Store a fact and report the valid memories it looks like an update of.
 
         Args:
             content: One clear, standalone statement.
@@ -94,7 +94,9 @@ class FactsAPI(SearchAPI):
                 become entities); known names in the text are linked anyway.
 
         Returns:
-            StoreResult with `created`, `similar` and `action_required`.
+            StoreResult with `created`, `similar` (stored facts about the same subject
+            that the new one restates or says has changed; see _facade/updates.py) and
+            `action_required` (the supersede call to make, when `similar` is not empty).
 
         Raises:
             InvalidParameterError: A value is out of range or malformed.
@@ -123,7 +125,7 @@ class FactsAPI(SearchAPI):
         created = MemoryRecord.from_core(raw)
         if passage_vector is None:
             return StoreResult(created=created)
-        similar = self._similar(created.id, ns, passage_vector)
+        similar = self._similar(created.id, ns, passage_vector, content)
         return StoreResult(
             created=created, similar=similar, action_required=action_for(created.id, similar)
         )

@@ -7,14 +7,16 @@ from typing import Any, Literal
 
 from memcore import _core
 from memcore._facade.base import FacadeBase, VectorLike, as_vector
+from memcore._facade.updates import candidate_floor, updated_facts
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
 from memcore.records import MemoryRecord, SearchHit
 
-#: Cosine similarity above which a stored memory is reported as possibly outdated.
-SIMILAR_THRESHOLD = 0.8
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
+#: The nearest memories (by cosine, above the rule's floor) that the update rule reads on
+#: store: one vector search, as before, with a wider net.
+SIMILAR_CANDIDATES = 30
 #: The fused-weights default (vector, BM25, PPR), measured by the quality harness
 #: (`benches/results/quality.md`); defined in the core's `fusion.rs`.
 DEFAULT_WEIGHTS: tuple[float, float, float] = _core.DEFAULT_WEIGHTS
@@ -45,15 +47,23 @@ def action_for(new_id: str, similar: Sequence[MemoryRecord]) -> str | None:
 class SearchAPI(FacadeBase):
     """Searches over memories."""
 
-    def _similar(self, new_id: str, namespace: str, vector: Any) -> list[MemoryRecord]:
+    def _similar(
+        self, new_id: str, namespace: str, vector: Any, content: str
+    ) -> list[MemoryRecord]:
+        """The valid memories that `content` looks like an update of, closest first
+        (the rule is in memcore/_facade/updates.py)."""
+        floor = candidate_floor(content)
+        if floor is None:
+            return []
         rows = self._engine.similar_memories(
             namespace,
             vector,
             exclude_id=new_id,
-            threshold=SIMILAR_THRESHOLD,
-            limit=SIMILAR_LIMIT,
+            threshold=floor,
+            limit=SIMILAR_CANDIDATES,
         )
-        return [MemoryRecord.from_core(raw) for raw, _ in rows]
+        picked = updated_facts(content, [(raw["content"], cosine) for raw, cosine in rows])
+        return [MemoryRecord.from_core(rows[i][0]) for i in picked[:SIMILAR_LIMIT]]
 
     def search(
         self,

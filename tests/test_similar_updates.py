@@ -1,0 +1,117 @@
+"""Similar-on-store as an update detector: `store_memory` names the fact a new one updates
+(a move, a changed preference, a correction) and stays quiet on facts that only share a
+topic. The rule is memcore/_facade/updates.py; the real MiniLM model gives the cosines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memcore
+from conftest import MINILM_DIR, require_model, unit
+from memcore._facade.updates import looks_like_update, same_subject, updated_facts
+
+
+@pytest.fixture
+def minilm(data_dir: Path) -> Iterator[memcore.Memory]:
+    with memcore.Memory(data_dir, model_path=require_model(MINILM_DIR)) as mem:
+        assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
+        yield mem
+
+
+def _cosine(mem: memcore.Memory, old: str, new: str) -> float:
+    assert mem.embeddings is not None
+    a, b = mem.embeddings.embed_passages([old, new])
+    return float(np.dot(a, b))
+
+
+UPDATES = [
+    ("User lives in Seattle", "User moved to Austin"),
+    ("User prefers tea in the morning", "User switched to coffee in the mornings"),
+    ("Tom works for Acme Corp", "Tom started a new job at Globex"),
+    ("The prod database runs Postgres 14", "Prod was upgraded to Postgres 16"),
+    ("The API rate limit is 100 requests per minute", "The API rate limit is now 500 a minute"),
+]
+RELATED = [
+    ("User lives in Seattle", "User's sister lives in Portland"),  # another subject
+    ("User lives in Seattle", "User works as a nurse"),  # another attribute
+    ("User speaks Spanish", "User is also learning Italian"),  # an addition
+    ("The billing service timeout is 5 seconds", "The search service timeout is 2 seconds"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), UPDATES)
+def test_an_update_is_flagged(minilm: memcore.Memory, old: str, new: str) -> None:
+    assert looks_like_update(old, new, _cosine(minilm, old, new))
+
+
+@pytest.mark.parametrize(("old", "new"), RELATED)
+def test_a_fact_that_only_shares_the_topic_is_not(
+    minilm: memcore.Memory, old: str, new: str
+) -> None:
+    assert not looks_like_update(old, new, _cosine(minilm, old, new))
+
+
+def test_the_readme_example_asks_to_supersede(minilm: memcore.Memory) -> None:
+    old = minilm.store_memory("User lives in Seattle")
+    minilm.store_memory("User works as a nurse")
+    minilm.store_memory("User's sister lives in Portland")
+    new = minilm.store_memory("User moved to Austin")
+    assert [m.id for m in new.similar] == [old.id]
+    assert new.action_required == (
+        f'Call supersede_memory("{old.id}", "{new.id}") to mark the old memory as outdated'
+        " if the new one replaces it."
+    )
+    assert new.to_dict()["similar"][0]["content"] == "User lives in Seattle"
+
+
+def test_a_related_fact_gets_no_hint(minilm: memcore.Memory) -> None:
+    minilm.store_memory("User lives in Seattle")
+    added = minilm.store_memory("User's sister lives in Portland")
+    assert added.similar == [] and added.action_required is None
+
+
+def test_a_superseded_fact_is_not_named_again(minilm: memcore.Memory) -> None:
+    old = minilm.store_memory("User lives in Seattle")
+    new = minilm.store_memory("User moved to Austin")
+    minilm.supersede_memory(old.id, new.id)
+    newest = minilm.store_memory("User moved to Denver")
+    assert [m.id for m in newest.similar] == [new.id]
+
+
+# -- the text side of the rule, without a model -------------------------------------------
+
+
+def test_a_relation_word_makes_another_subject() -> None:
+    assert same_subject("Maria lives in Hamburg", "Maria moved to Munich")
+    assert not same_subject("Maria lives in Hamburg", "Maria's brother lives in Munich")
+    assert not same_subject("User is 29 years old", "User's brother is 35")
+    assert same_subject("My manager is Rachel", "The user's new manager is David")
+
+
+def test_the_leading_noun_phrase_is_the_subject() -> None:
+    assert same_subject("The CI pipeline runs on Jenkins", "CI moved from Jenkins to Actions")
+    assert same_subject("The max upload size is 10 MB", "Uploads can be up to 25 MB now")
+    assert not same_subject("The mobile team uses Swift", "The web team uses TypeScript")
+
+
+def test_text_in_another_script_falls_back_to_cosine(mem: memcore.Memory) -> None:
+    base = unit(5, 16)
+    old = mem.store_memory("用户住在西雅图", vector=base)
+    close = mem.store_memory("用户现在住在西雅图市", vector=base + unit(6, 16) * 0.1)
+    assert [m.id for m in close.similar] == [old.id]
+    far = mem.store_memory("用户搬到了奥斯汀", vector=unit(7, 16))
+    assert far.similar == []
+
+
+def test_a_change_cue_names_only_the_closest_fact_about_the_subject() -> None:
+    candidates = [("User lives in Seattle", 0.57), ("User works as a nurse", 0.41)]
+    assert updated_facts("User moved to Austin", candidates) == [0]
+    # Without a change cue only a close restatement counts.
+    assert updated_facts("User likes Austin", candidates) == []
+    assert updated_facts("User likes Austin", [("User likes Austin a lot", 0.93)]) == [0]
+    # An addition never replaces anything, however close.
+    assert updated_facts("User also lives in Austin", [("User lives in Seattle", 0.9)]) == []

@@ -115,18 +115,24 @@ def test_a_tool_call_right_after_initialize_waits_for_the_sdk(gated: RawServer, 
     assert gated.finish() == (0, [])
 
 
-def test_a_malformed_first_line_is_ignored_as_the_sdk_ignores_it(
+def test_a_malformed_first_line_is_answered_once_the_sdk_has_loaded(
     gated: RawServer, gate: Path
 ) -> None:
-    # The SDK answers nothing to a line that is not JSON-RPC (it logs it at debug level):
-    # neither does the server before it loads, and the handshake after it is answered.
+    # Lines that are not JSON-RPC pass the early path by; once the SDK has taken over they
+    # are answered with the JSON-RPC error the spec asks for (see memcore.mcp.malformed),
+    # and the handshake around them is answered as ever.
     gated.send("this is not json", "[1, 2]", initialize(1), request(2, "tools/list"))
     replies = _by_id(gated.replies(2))
     assert set(replies) == {1, 2} and "result" in replies[1]
     gate.touch()
+    # The ping may still be answered early; the end of the input hands over at the latest.
     gated.send(request(3, "ping"))
-    assert gated.replies(1) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
-    assert gated.finish() == (0, [])
+    ping = gated.replies(1)
+    status, rest = gated.finish()
+    assert status == 0
+    rest += ping
+    assert sorted(r["error"]["code"] for r in rest if "error" in r) == [-32700, -32600]
+    assert {"jsonrpc": "2.0", "id": 3, "result": {}} in rest and len(rest) == 3
 
 
 def test_a_first_request_other_than_initialize_is_the_sdks(gated: RawServer, gate: Path) -> None:
@@ -158,12 +164,13 @@ def test_answers_are_the_same_without_the_early_path(home: Path, gate: Path) -> 
             server.send(*session)
             first = server.replies(3)  # with the gate: the early answers
             gate.touch()
-            answers.append(_by_id(first + server.replies(3)))
+            # The rest, and the parse error (id null) for "not json".
+            answers.append(_by_id(first + server.replies(4)))
             assert server.finish() == (0, [])
         finally:
             server.kill()
     sdk_only, early = answers
-    assert set(early) == {1, 2, "p", 3, 4, 5}
+    assert set(early) == {None, 1, 2, "p", 3, 4, 5}
     assert early == sdk_only
 
 

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.errors import UnauthorizedError
+from memcore.mcp import malformed
 from memcore.mcp.auth import TokenStore
 from memcore.mcp.dispatch import Caller
 from memcore.mcp.host import StoreHost
@@ -96,16 +97,7 @@ class BodyLimit:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
+        await self._app(scope, _replaying(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._metrics.reject("payload_too_large")
@@ -114,6 +106,52 @@ class BodyLimit:
             "PAYLOAD_TOO_LARGE",
             f"The request body exceeds {self._limit} bytes; send less per call.",
         )
+        await response(scope, receive, send)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for an application downstream of one that already read the body."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class JsonRpcScreen:
+    """Answer a POST body the SDK cannot read as a JSON-RPC message with 400 and the
+    spec's error (-32700 or -32600, see ``malformed``), logged and counted; the SDK
+    answers a well-formed non-message with -32602 and logs nothing. Runs behind
+    ``BodyLimit``, so the body is bounded and arrives in one piece."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self._app, self._metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        rejection = malformed.screen(body)
+        if rejection is None:
+            await self._app(scope, _replaying(body, receive), send)
+            return
+        malformed.log_rejection(rejection, "http", len(body))
+        self._metrics.reject("malformed")
+        response = JSONResponse(rejection.reply(), status_code=400)
         await response(scope, receive, send)
 
 
@@ -173,7 +211,7 @@ def build_app(
         security_settings=security,
         max_request_body_size=settings.max_request_bytes,
     )
-    mcp_app: ASGIApp = StreamableHTTPASGIApp(sessions)
+    mcp_app: ASGIApp = JsonRpcScreen(StreamableHTTPASGIApp(sessions), metrics)
     if tokens is not None:
         mcp_app = BearerAuth(mcp_app, tokens, metrics)
     mcp_app = BodyLimit(mcp_app, settings.max_request_bytes, metrics)

@@ -148,9 +148,9 @@ async def _serve_with_sdk(
     from memcore.mcp.server import build_server
 
     server = build_server(dispatcher, host, lambda ctx: caller)
-    # AsyncFile only calls readline on stdin; the SDK only writes and flushes stdout.
-    read_from = anyio.wrap_file(cast(TextIO, stdin))
     write_to = LineWriter(_DropReply(stdout, early))
+    # AsyncFile only calls readline on stdin; the SDK only writes and flushes stdout.
+    read_from = anyio.wrap_file(cast(TextIO, _Screened(stdin, write_to)))
     try:
         async with stdio_server(read_from, cast(Any, write_to)) as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -190,6 +190,11 @@ class LineWriter:
             await anyio.to_thread.run_sync(self._queue.put, text, abandon_on_cancel=True)
         return len(text)
 
+    def put(self, text: str) -> None:
+        """Queue ``text`` from a thread outside the event loop (blocking while full)."""
+        if self._error is None:
+            self._queue.put(text)
+
     async def flush(self) -> None:
         """Nothing to do: the writer thread flushes after every message."""
 
@@ -208,6 +213,33 @@ class LineWriter:
                 self._out.flush()
             except OSError as exc:
                 self._error = exc
+
+
+class _Screened:
+    """The SDK's stdin without the lines it cannot read: those are answered here with a
+    JSON-RPC error (``malformed``), where the SDK would drop them without a word. Blank
+    lines carry no message and are skipped.
+
+    A malformed line read while the SDK was still loading is among the replayed ones: it
+    is answered once the SDK takes over (at the next line the early answers leave to it,
+    or at the end of the input), not while the handshake is being answered early.
+    """
+
+    def __init__(self, lines: _Replay, replies: LineWriter) -> None:
+        from memcore.mcp import malformed  # imports the SDK's types: loaded by now
+
+        self._lines, self._replies, self._malformed = lines, replies, malformed
+
+    def readline(self) -> str:
+        while line := self._lines.readline():
+            if not line.strip():
+                continue
+            rejection = self._malformed.screen(line)
+            if rejection is None:
+                return line
+            self._malformed.log_rejection(rejection, "stdio", len(line.encode(errors="replace")))
+            self._replies.put(rejection.reply_line())
+        return line
 
 
 class _Replay:

@@ -3,8 +3,10 @@
 
 Each request is authenticated on its own and its tool calls run in its token's namespace,
 so a tenant cannot reach another's data even by replaying a session id (the SDK also binds
-each session to the credential that opened it). Without ``--auth-file`` (allowed on a
-loopback address, or with ``--allow-no-auth``) every request uses ``--namespace``.
+each session to the credential that opened it). Each token also has its own caps on open
+sessions and request rate (``tenancy``), so no tenant can exhaust another's. Without
+``--auth-file`` (allowed on a loopback address, or with ``--allow-no-auth``) every request
+uses ``--namespace``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from memcore.mcp.dispatch import Caller
 from memcore.mcp.host import StoreHost
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.server import CallerOf
+from memcore.mcp.tenancy import TenantGate, TenantLimits
 from memcore.settings import Settings, is_loopback
 
 #: Scope granted to admin tokens (store-wide tools).
@@ -210,8 +213,18 @@ def build_app(
         json_response=True,
         security_settings=security,
         max_request_body_size=settings.max_request_bytes,
+        # The gate forgets sessions by the same rule; the SDK's global cap stays as a
+        # backstop behind the per-token ones.
+        session_idle_timeout=settings.session_idle_timeout,
     )
-    mcp_app: ASGIApp = JsonRpcScreen(StreamableHTTPASGIApp(sessions), metrics)
+    limits = TenantLimits(
+        max_sessions=settings.max_sessions_per_token,
+        idle_seconds=settings.session_idle_timeout,
+        rate=settings.rate_limit,
+        burst=settings.rate_burst,
+    )
+    gate = TenantGate(JsonRpcScreen(StreamableHTTPASGIApp(sessions), metrics), limits, metrics)
+    mcp_app: ASGIApp = gate
     if tokens is not None:
         mcp_app = BearerAuth(mcp_app, tokens, metrics)
     mcp_app = BodyLimit(mcp_app, settings.max_request_bytes, metrics)
@@ -225,9 +238,8 @@ def build_app(
         return JSONResponse(body, status_code=code)
 
     async def metrics_page(request: Request) -> Response:
-        return PlainTextResponse(
-            metrics.render(lambda: _gauges(host)), media_type="text/plain; version=0.0.4"
-        )
+        text = metrics.render(lambda: _gauges(host)) + gate.exposition()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return Starlette(
         routes=[

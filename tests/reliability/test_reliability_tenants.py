@@ -5,6 +5,7 @@ bucket answers 429 with Retry-After) while another tenant is served as ever."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import httpx2
 import pytest
 
 from memcore.mcp.auth import add_token
+from memcore.mcp.tenancy import TokenBucket
 from test_mcp_support import free_port, http_session, server_env, start_http_server, stop
 
 MAX_SESSIONS = 4
@@ -112,3 +114,40 @@ def test_a_tenant_over_its_rate_gets_429_and_another_is_served(server: Server) -
     response = server.post("bystander", INITIALIZE)
     assert response.status_code == 200
     assert _call(server, "bystander", response.headers["mcp-session-id"]).status_code == 200
+
+
+def test_the_bucket_refills_at_its_rate_up_to_its_burst() -> None:
+    bucket = TokenBucket(rate=2.0, burst=3, now=100.0)
+    assert [bucket.take(100.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.take(100.0) == pytest.approx(0.5)  # one request every half second
+    assert bucket.take(100.5) == 0.0
+    assert bucket.take(100.5) == pytest.approx(0.5)
+    # A long pause refills to the burst, never beyond.
+    assert [bucket.take(1000.0) for _ in range(4)][:3] == [0.0, 0.0, 0.0]
+    assert bucket.take(1000.0) > 0.0
+
+
+@pytest.fixture(scope="module")
+def short_idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("reliability-idle")
+    auth_file = home / "tokens.json"
+    token, entry = add_token(auth_file, "sleeper")
+    port = free_port()
+    args = [
+        *("--data-dir", str(home / "store"), "--model", "none", "--tools", "core"),
+        *("--auth-file", str(auth_file), "--session-idle-timeout", "1"),
+    ]
+    proc = start_http_server(args, server_env(home), home / "server.log", port)
+    yield Server(f"http://127.0.0.1:{port}", {"sleeper": (token, entry.id)})
+    assert stop(proc) == 0
+
+
+def test_an_idle_session_ends_and_is_no_longer_counted(short_idle: Server) -> None:
+    session = short_idle.post("sleeper", INITIALIZE).headers["mcp-session-id"]
+    assert short_idle.metric("memcore_http_sessions", "sleeper") == 1
+    # Waiting longer than the timeout only ever makes the outcome surer.
+    deadline = time.monotonic() + 30
+    while short_idle.metric("memcore_http_sessions", "sleeper") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert short_idle.metric("memcore_http_sessions", "sleeper") == 0
+    assert _call(short_idle, "sleeper", session).status_code == 404

@@ -9,7 +9,8 @@ the rest of stdin, and the SDK's own reply to the ``initialize`` answered early 
 the client gets one answer per request, the one the SDK alone would have given.
 
 Handed streams, ``stdio_server`` leaves fds 0 and 1 alone: ``wire`` claims them as it would
-have, for the whole session.
+have, for the whole session. Lines the SDK cannot read, which it would drop without a word,
+are answered with a JSON-RPC error before it sees them (``malformed``).
 """
 
 from __future__ import annotations

@@ -78,9 +78,8 @@ def raw(stdio_home: Path) -> Iterator[RawServer]:
 def test_every_malformed_line_is_answered_and_the_server_serves_on(
     raw: RawServer, stdio_home: Path
 ) -> None:
-    # Sent at once, right at start: the first lines may be read before the SDK has loaded
-    # (the pings then answered early) and are replayed to it once a line needs it (the
-    # tool call); both paths must answer.
+    # Sent at once, right at start: the handshake may be answered before the SDK has
+    # loaded, and the first malformed line hands everything after it to the SDK phase.
     lines: list[Any] = [initialize(1), notification("notifications/initialized")]
     for number, (line, _, _) in enumerate(MALFORMED):
         lines += [line, request(100 + number, "ping")]
@@ -105,6 +104,21 @@ def test_every_malformed_line_is_answered_and_the_server_serves_on(
     raw.send("", "   ", request(200, "ping"))
     assert raw.replies(1) == [{"jsonrpc": "2.0", "id": 200, "result": {}}]
     _assert_logged(stdio_home / "server.log", "stdio")
+
+
+def test_a_lone_malformed_first_line_is_answered_without_more_input(stdio_home: Path) -> None:
+    # Nothing follows it (no handshake, stdin left open): the answer must not wait for the
+    # client's next line.
+    command = ["-m", "memcore.mcp", *_server_args(stdio_home / "lone")]
+    server = RawServer(command, server_env(stdio_home), stdio_home / "lone.log")
+    try:
+        server.send('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": ')
+        (reply,) = server.replies(1)
+        assert reply["error"]["code"] == PARSE_ERROR and reply["id"] is None
+        server.send(initialize(2))
+        assert server.replies(1)[0]["id"] == 2
+    finally:
+        server.kill()
 
 
 def test_an_impossible_project_path_is_invalid_parameter(raw: RawServer) -> None:

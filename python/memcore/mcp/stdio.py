@@ -219,11 +219,9 @@ class LineWriter:
 class _Screened:
     """The SDK's stdin without the lines it cannot read: those are answered here with a
     JSON-RPC error (``malformed``), where the SDK would drop them without a word. Blank
-    lines carry no message and are skipped.
-
-    A malformed line read while the SDK was still loading is among the replayed ones: it
-    is answered once the SDK takes over (at the next line the early answers leave to it,
-    or at the end of the input), not while the handshake is being answered early.
+    lines carry no message and are skipped. A malformed line read while the SDK was still
+    loading ends the early answers (``handshake``): it is replayed here as soon as the SDK
+    has loaded, without waiting for the client's next line.
     """
 
     def __init__(self, lines: _Replay, replies: LineWriter) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import httpx2
@@ -53,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("reliability-tenants")
     auth_file = home / "tokens.json"
     tokens = {}
-    for tenant in ("flooder", "bystander"):
+    for tenant in ("flooder", "bystander", "busy"):
         token, entry = add_token(auth_file, tenant)
         tokens[tenant] = (token, entry.id)
     port = free_port()
@@ -114,6 +115,30 @@ def test_a_tenant_over_its_rate_gets_429_and_another_is_served(server: Server) -
     response = server.post("bystander", INITIALIZE)
     assert response.status_code == 200
     assert _call(server, "bystander", response.headers["mcp-session-id"]).status_code == 200
+
+
+def test_a_tenant_whose_sessions_are_all_busy_gets_429(server: Server) -> None:
+    sessions = [server.post("busy", INITIALIZE).headers["mcp-session-id"] for _ in range(4)]
+    token = server.tokens["busy"][0]
+    headers = {"accept": "text/event-stream", "authorization": f"Bearer {token}"}
+    with ExitStack() as streams, httpx2.Client(timeout=30) as http:
+        # An open event stream keeps its session busy: none may be ended for a new one.
+        for session in sessions:
+            stream = http.stream(
+                "GET", f"{server.base}/mcp", headers={**headers, "mcp-session-id": session}
+            )
+            assert streams.enter_context(stream).status_code == 200
+        refused = server.post("busy", INITIALIZE)
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "RESOURCE_BUSY"
+        assert refused.headers["retry-after"] == "1"
+    # Once the streams are closed the sessions are idle again, and the oldest gives way.
+    deadline = time.monotonic() + 30
+    while (response := server.post("busy", INITIALIZE)).status_code == 429:
+        assert time.monotonic() < deadline, response.text
+        time.sleep(0.2)
+    assert response.status_code == 200
+    assert server.metric("memcore_http_sessions", "busy") == MAX_SESSIONS
 
 
 def test_the_bucket_refills_at_its_rate_up_to_its_burst() -> None:

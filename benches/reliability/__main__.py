@@ -29,7 +29,11 @@ LONG = {"fuzz_cases": 10_000, "fuzz_seconds": float("inf"), "load_seconds": 600.
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benches.reliability", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benches.reliability",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--long", action="store_true", help="the long version")
     parser.add_argument("--fuzz-cases", type=int, help="fuzz cases per tool")
     parser.add_argument("--fuzz-seconds", type=float, help="fuzzing time over all tools")

@@ -234,17 +234,27 @@ def test_after_initialize_only_tools_list_and_ping_are_answered(message: dict[st
 
 
 @pytest.mark.parametrize(
-    "line",
-    ["not json", "", "[1, 2]", '{"jsonrpc": "2.0", "id": NaN}', '{"jsonrpc":"2.0","id":5}'],
+    "line", ["", "   ", '{"jsonrpc": "2.0", "id": 5, "result": {}}', '{"method": "x/y"}']
 )
-def test_lines_that_are_not_requests_are_passed_on_unanswered(line: str) -> None:
-    # The SDK drops them (or, for a response, matches it to nothing): the same happens when
-    # it reads them after the handshake; the handshake itself is still answered at once.
+def test_blank_lines_and_responses_are_passed_on_unanswered(line: str) -> None:
+    # The SDK skips a blank line and matches a response to nothing, as it would after the
+    # handshake; the handshake itself is still answered at once.
     early = EarlyAnswers([])
     step = early.step(line)
     assert (step.reply, step.replay, step.hand_off) == (None, True, False)
     assert early.step(json.dumps(initialize())).reply is not None
     assert early.step(line) == step
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["not json", "[1, 2]", '{"jsonrpc": "2.0", "id": NaN}', '{"jsonrpc":"2.0","id":5}', "{}"],
+)
+def test_malformed_lines_are_handed_to_the_sdk_phase(line: str) -> None:
+    # Each is due a JSON-RPC error (parse error, invalid request), written by the transport
+    # once the SDK has loaded; answering anything after it early would reorder nothing, but
+    # the client waits for that error, so the early answers end.
+    assert EarlyAnswers([]).step(line) == HAND_OFF
 
 
 def test_notifications_are_passed_on_and_answers_keep_their_ids() -> None:

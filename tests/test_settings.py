@@ -64,6 +64,23 @@ def test_every_option_has_a_flag_and_an_environment_variable() -> None:
         ("--model", "MEMCORE_MODEL", "e5_small", "model", "e5_small"),
         ("--model", "MEMCORE_MODEL", "none", "model", None),
         ("--max-items", "MEMCORE_MAX_ITEMS", "7", "max_items", 7),
+        (
+            "--max-sessions-per-token",
+            "MEMCORE_MAX_SESSIONS_PER_TOKEN",
+            "3",
+            "max_sessions_per_token",
+            3,
+        ),
+        (
+            "--session-idle-timeout",
+            "MEMCORE_SESSION_IDLE_TIMEOUT",
+            "90",
+            "session_idle_timeout",
+            90,
+        ),
+        ("--rate-limit", "MEMCORE_RATE_LIMIT", "0", "rate_limit", 0.0),
+        ("--rate-limit", "MEMCORE_RATE_LIMIT", "2.5", "rate_limit", 2.5),
+        ("--rate-burst", "MEMCORE_RATE_BURST", "12", "rate_burst", 12),
     ],
 )
 def test_a_flag_beats_the_environment_which_beats_the_default(
@@ -125,6 +142,10 @@ def test_a_model_path_must_hold_a_model(tmp_path: Path) -> None:
         (["--host", "a b"], {}, "expected a host name"),
         (["--force-model", "--reset-memory"], {}, "not both"),
         (["--read-only", "--reset-memory"], {}, "needs write access"),
+        (["--rate-limit", "-1"], {}, "expected requests per second, 0 or more"),
+        ([], {"MEMCORE_RATE_LIMIT": "inf"}, "Invalid MEMCORE_RATE_LIMIT 'inf'"),
+        (["--max-sessions-per-token", "0"], {}, "expected an integer from 1 to 100000"),
+        (["--session-idle-timeout", "0"], {}, "expected a number of seconds greater than 0"),
     ],
 )
 def test_invalid_values_fail_with_a_clear_message(

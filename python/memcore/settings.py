@@ -61,6 +61,10 @@ class Settings:
     allow_no_auth: bool = False
     max_request_bytes: int = 1_048_576
     max_items: int = 1000
+    max_sessions_per_token: int = 64
+    session_idle_timeout: float = 600.0
+    rate_limit: float = 100.0
+    rate_burst: int = 200
 
     def memory_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``memcore.Memory`` with these settings."""
@@ -101,6 +105,16 @@ def _seconds(text: str) -> float:
         raise ValueError("expected a number of seconds greater than 0") from None
     if not 0 < value < float("inf"):
         raise ValueError("expected a number of seconds greater than 0")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected requests per second, 0 or more (0: no limit)") from None
+    if not 0 <= value < float("inf"):
+        raise ValueError("expected requests per second, 0 or more (0: no limit)")
     return value
 
 
@@ -242,6 +256,17 @@ OPTIONS: dict[str, Option] = {
         Option("allow_no_auth", parse_bool, "serve HTTP off loopback without tokens", is_flag=True),
         Option("max_request_bytes", _integer(1024, 1 << 30), "largest request body (1 MiB)", "N"),
         Option("max_items", _integer(1, 1_000_000), "most items in any argument list (1000)", "N"),
+        Option(
+            "max_sessions_per_token",
+            _integer(1, 100_000),
+            "open HTTP sessions per token; the oldest idle one is ended for a new one (64)",
+            "N",
+        ),
+        Option(
+            "session_idle_timeout", _seconds, "seconds an idle HTTP session lives (600)", "SECONDS"
+        ),
+        Option("rate_limit", _rate, "HTTP requests per second per token, 0 for none (100)", "N"),
+        Option("rate_burst", _integer(1, 1_000_000), "HTTP requests per token at once (200)", "N"),
     )
 }
 

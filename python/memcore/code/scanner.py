@@ -28,7 +28,7 @@ from memcore.code.sourcefile import (
     SkipReason,
     SourceFile,
 )
-from memcore.errors import InvalidParameterError
+from memcore.errors import InvalidParameterError, invalid
 
 logger = logging.getLogger(__name__)
 
@@ -43,19 +43,41 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
         The absolute path with symlinks resolved.
 
     Raises:
-        InvalidParameterError: The path does not exist or is not a directory.
+        InvalidParameterError: The path does not exist, is not a directory or cannot be a
+            path at all (too long, say); ``details["field"]`` is ``path``.
     """
     path = Path(root).expanduser()
-    if not path.exists():
-        raise InvalidParameterError(
-            f"Project root '{path}' does not exist. Pass the path of an existing directory."
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+        resolved = path.resolve() if is_dir else path
+    except (OSError, ValueError) as exc:
+        # The operating system refused the name itself (ENAMETOOLONG, ELOOP, ...): the
+        # caller's input, not the store, is at fault.
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise invalid(
+            "path",
+            f"Project root '{_shown(path)}' cannot be used: {reason}. "
+            "Pass the path of an existing directory.",
+        ) from exc
+    if not exists:
+        raise invalid(
+            "path",
+            f"Project root '{_shown(path)}' does not exist. "
+            "Pass the path of an existing directory.",
         )
-    if not path.is_dir():
-        raise InvalidParameterError(
-            f"Project root '{path}' is not a directory. Pass the project's top folder, "
-            "not a file inside it."
+    if not is_dir:
+        raise invalid(
+            "path",
+            f"Project root '{_shown(path)}' is not a directory. Pass the project's top "
+            "folder, not a file inside it.",
         )
-    return path.resolve()
+    return resolved
+
+
+def _shown(path: Path, limit: int = 200) -> str:
+    """``path`` for a message, cut short: an error must not echo kilobytes of input."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
 
 
 def scan_project(

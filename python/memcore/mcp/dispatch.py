@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 from memcore.errors import MemcoreError, StorageError, UnauthorizedError, error_payload, invalid
@@ -27,6 +28,9 @@ from memcore.mcp.registry import ToolCall, ToolSpec
 from memcore.mcp.validation import ArgumentChecker
 
 _log = logging.getLogger("memcore.mcp.calls")
+
+#: BaseExceptions that are not failures of a call: they end the task or the process.
+_PROPAGATED = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,13 @@ class Dispatcher:
         except MemcoreError as exc:
             outcome, status = _failure(spec, exc), type(exc).code
         except Exception:
+            outcome, status = self._internal_error(name), StorageError.code
+        except BaseException as exc:
+            # A Rust panic reaches Python as pyo3's PanicException, a BaseException that
+            # ``except Exception`` misses: it must cost this call only, not the server.
+            # Cancellation and the interpreter's own exits still propagate.
+            if isinstance(exc, (*_PROPAGATED, anyio.get_cancelled_exc_class())):
+                raise
             outcome, status = self._internal_error(name), StorageError.code
         seconds = time.perf_counter() - started
         tool = name if spec is not None else "unknown"

@@ -61,8 +61,8 @@ class Step:
 
 #: The SDK answers this line and everything after it.
 HAND_OFF = Step(reply=None, replay=True, hand_off=True)
-#: Not a request (a notification, a response, a malformed line): no answer is due from
-#: here, and the SDK reads it in order, so it has the effect the SDK gives it.
+#: A notification, a response or a blank line: no answer is due from here, and the SDK
+#: reads it in order, so it has the effect the SDK gives it.
 _PASS_ON = Step(reply=None, replay=True, hand_off=False)
 
 
@@ -88,7 +88,14 @@ class EarlyAnswers:
     def step(self, line: str) -> Step:
         """What to do with ``line``, the next line of the client's input."""
         message = _parse(line)
-        if message is None or "method" not in message or "id" not in message:
+        if message is None:
+            # Unreadable, or not an object: due a JSON-RPC error, which the transport gives
+            # once the SDK has loaded (``malformed``), so the early answers end here.
+            return _PASS_ON if not line.strip() else HAND_OFF
+        if "method" not in message:
+            is_response = "id" in message and ("result" in message or "error" in message)
+            return _PASS_ON if is_response else HAND_OFF
+        if "id" not in message:
             return _PASS_ON
         if not _well_formed_request(message):
             return HAND_OFF

@@ -3,8 +3,10 @@
 
 Each request is authenticated on its own and its tool calls run in its token's namespace,
 so a tenant cannot reach another's data even by replaying a session id (the SDK also binds
-each session to the credential that opened it). Without ``--auth-file`` (allowed on a
-loopback address, or with ``--allow-no-auth``) every request uses ``--namespace``.
+each session to the credential that opened it). Each token also has its own caps on open
+sessions and request rate (``tenancy``), so no tenant can exhaust another's. Without
+``--auth-file`` (allowed on a loopback address, or with ``--allow-no-auth``) every request
+uses ``--namespace``.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.errors import UnauthorizedError
+from memcore.mcp import malformed
 from memcore.mcp.auth import TokenStore
 from memcore.mcp.dispatch import Caller
 from memcore.mcp.host import StoreHost
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.server import CallerOf
+from memcore.mcp.tenancy import TenantGate, TenantLimits
 from memcore.settings import Settings, is_loopback
 
 #: Scope granted to admin tokens (store-wide tools).
@@ -96,16 +100,7 @@ class BodyLimit:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
+        await self._app(scope, _replaying(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._metrics.reject("payload_too_large")
@@ -114,6 +109,52 @@ class BodyLimit:
             "PAYLOAD_TOO_LARGE",
             f"The request body exceeds {self._limit} bytes; send less per call.",
         )
+        await response(scope, receive, send)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for an application downstream of one that already read the body."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class JsonRpcScreen:
+    """Answer a POST body the SDK cannot read as a JSON-RPC message with 400 and the
+    spec's error (-32700 or -32600, see ``malformed``), logged and counted; the SDK
+    answers a well-formed non-message with -32602 and logs nothing. Runs behind
+    ``BodyLimit``, so the body is bounded and arrives in one piece."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self._app, self._metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        rejection = malformed.screen(body)
+        if rejection is None:
+            await self._app(scope, _replaying(body, receive), send)
+            return
+        malformed.log_rejection(rejection, "http", len(body))
+        self._metrics.reject("malformed")
+        response = JSONResponse(rejection.reply(), status_code=400)
         await response(scope, receive, send)
 
 
@@ -172,8 +213,18 @@ def build_app(
         json_response=True,
         security_settings=security,
         max_request_body_size=settings.max_request_bytes,
+        # The gate forgets sessions by the same rule; the SDK's global cap stays as a
+        # backstop behind the per-token ones.
+        session_idle_timeout=settings.session_idle_timeout,
     )
-    mcp_app: ASGIApp = StreamableHTTPASGIApp(sessions)
+    limits = TenantLimits(
+        max_sessions=settings.max_sessions_per_token,
+        idle_seconds=settings.session_idle_timeout,
+        rate=settings.rate_limit,
+        burst=settings.rate_burst,
+    )
+    gate = TenantGate(JsonRpcScreen(StreamableHTTPASGIApp(sessions), metrics), limits, metrics)
+    mcp_app: ASGIApp = gate
     if tokens is not None:
         mcp_app = BearerAuth(mcp_app, tokens, metrics)
     mcp_app = BodyLimit(mcp_app, settings.max_request_bytes, metrics)
@@ -187,9 +238,8 @@ def build_app(
         return JSONResponse(body, status_code=code)
 
     async def metrics_page(request: Request) -> Response:
-        return PlainTextResponse(
-            metrics.render(lambda: _gauges(host)), media_type="text/plain; version=0.0.4"
-        )
+        text = metrics.render(lambda: _gauges(host)) + gate.exposition()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return Starlette(
         routes=[

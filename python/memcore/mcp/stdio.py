@@ -9,7 +9,8 @@ the rest of stdin, and the SDK's own reply to the ``initialize`` answered early 
 the client gets one answer per request, the one the SDK alone would have given.
 
 Handed streams, ``stdio_server`` leaves fds 0 and 1 alone: ``wire`` claims them as it would
-have, for the whole session.
+have, for the whole session. Lines the SDK cannot read, which it would drop without a word,
+are answered with a JSON-RPC error before it sees them (``malformed``).
 """
 
 from __future__ import annotations
@@ -148,9 +149,9 @@ async def _serve_with_sdk(
     from memcore.mcp.server import build_server
 
     server = build_server(dispatcher, host, lambda ctx: caller)
-    # AsyncFile only calls readline on stdin; the SDK only writes and flushes stdout.
-    read_from = anyio.wrap_file(cast(TextIO, stdin))
     write_to = LineWriter(_DropReply(stdout, early))
+    # AsyncFile only calls readline on stdin; the SDK only writes and flushes stdout.
+    read_from = anyio.wrap_file(cast(TextIO, _Screened(stdin, write_to)))
     try:
         async with stdio_server(read_from, cast(Any, write_to)) as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -190,6 +191,11 @@ class LineWriter:
             await anyio.to_thread.run_sync(self._queue.put, text, abandon_on_cancel=True)
         return len(text)
 
+    def put(self, text: str) -> None:
+        """Queue ``text`` from a thread outside the event loop (blocking while full)."""
+        if self._error is None:
+            self._queue.put(text)
+
     async def flush(self) -> None:
         """Nothing to do: the writer thread flushes after every message."""
 
@@ -208,6 +214,31 @@ class LineWriter:
                 self._out.flush()
             except OSError as exc:
                 self._error = exc
+
+
+class _Screened:
+    """The SDK's stdin without the lines it cannot read: those are answered here with a
+    JSON-RPC error (``malformed``), where the SDK would drop them without a word. Blank
+    lines carry no message and are skipped. A malformed line read while the SDK was still
+    loading ends the early answers (``handshake``): it is replayed here as soon as the SDK
+    has loaded, without waiting for the client's next line.
+    """
+
+    def __init__(self, lines: _Replay, replies: LineWriter) -> None:
+        from memcore.mcp import malformed  # imports the SDK's types: loaded by now
+
+        self._lines, self._replies, self._malformed = lines, replies, malformed
+
+    def readline(self) -> str:
+        while line := self._lines.readline():
+            if not line.strip():
+                continue
+            rejection = self._malformed.screen(line)
+            if rejection is None:
+                return line
+            self._malformed.log_rejection(rejection, "stdio", len(line.encode(errors="replace")))
+            self._replies.put(rejection.reply_line())
+        return line
 
 
 class _Replay:

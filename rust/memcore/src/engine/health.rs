@@ -28,12 +28,18 @@ pub struct Health {
 
 impl Health {
     /// Record something an operator should know (shown until the next open).
+    /// A message already recorded is not repeated (a damaged segment makes
+    /// every search fail the same way).
     pub fn warn(&self, message: impl Into<String>) {
+        let message = message.into();
         let mut warnings = self.warnings.lock();
+        if warnings.contains(&message) {
+            return;
+        }
         if warnings.len() >= MAX_WARNINGS {
             warnings.remove(0);
         }
-        warnings.push(message.into());
+        warnings.push(message);
     }
 
     /// [`Health::warn`] when there is something to say.
@@ -101,6 +107,7 @@ mod tests {
         health.set_text_error(None);
         assert_eq!(health.last_error().as_deref(), Some("vectors: disk full"));
         for i in 0..40 {
+            health.warn(format!("w{i}"));
             health.warn(format!("w{i}"));
         }
         let warnings = health.warnings();

@@ -64,6 +64,9 @@ pub enum Job {
         force: bool,
         reply: SyncSender<Result<CompactReport>>,
     },
+    /// Panic inside the round (only the unit tests of the panic path).
+    #[cfg(test)]
+    Panic,
 }
 
 /// Compact the graph when tombstones exceed this share of its vectors.
@@ -281,6 +284,8 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                 }
             }
             Job::Flush(_) | Job::Compact { .. } => Ok(()),
+            #[cfg(test)]
+            Job::Panic => panic!("injected indexer panic"),
         };
         if first_error.is_ok() {
             first_error = outcome;
@@ -401,4 +406,51 @@ fn compact(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<CompactRe
     report.text_merged = true;
     checkpoint(indexes, p, true)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::health::REBUILD_MARKER;
+    use crate::vector::HnswParams;
+
+    fn add(indexes: &Indexes, key: u64, text: &str) -> Job {
+        Job::Add {
+            seq: key as i64,
+            key,
+            terms: indexes.text.stage(key, "s", text),
+            vector: None,
+            to_text: true,
+            to_vectors: true,
+        }
+    }
+
+    #[test]
+    fn a_panicking_round_keeps_the_thread_serving_and_asks_for_a_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = HnswParams::default();
+        let (indexes, t, v) = Indexes::open(dir.path(), "english", Some(4), params, false).unwrap();
+        let indexes = Arc::new(indexes);
+        let indexer = Indexer::start(indexes.clone(), t, v, 1);
+        indexer.send(add(&indexes, 1, "first note"));
+        indexer.send(Job::Panic);
+        indexer.send(add(&indexes, 2, "second note"));
+        indexer.flush().unwrap();
+        indexer.flush().unwrap();
+
+        let warnings = indexes.health.warnings();
+        assert!(
+            warnings.iter().any(|w| w.contains("panicked")),
+            "{warnings:?}"
+        );
+        assert!(dir.path().join("index").join(REBUILD_MARKER).exists());
+        assert!(!indexes.vectors().unwrap().graph_trusted());
+        // Frozen: nothing is committed after the panic, and the documents
+        // stay searchable from the pending buffer.
+        assert!(indexes.text.pending_len() >= 1);
+        let scopes = ["s".to_owned()];
+        let hits = indexes.text.search("second", &scopes, 5, |_| true).unwrap();
+        assert_eq!(hits.first().map(|h| h.0), Some(2));
+        indexer.stop();
+    }
 }

@@ -669,7 +669,10 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.starts_with('.') || name.ends_with(".json") || name.ends_with(".lock") {
+            let bookkeeping = path
+                .extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("json") || x.eq_ignore_ascii_case("lock"));
+            if name.starts_with('.') || bookkeeping {
                 continue;
             }
             let mut bytes = std::fs::read(&path).unwrap();

@@ -596,14 +596,15 @@ mod tests {
 
     #[test]
     fn a_damaged_graph_file_is_never_loaded() {
-        let damages: [(&str, fn(&mut Vec<u8>)); 3] = [
+        type Damage = fn(&mut Vec<u8>);
+        let damages: [(&str, Damage); 3] = [
             ("bit flip", |b| {
                 let middle = b.len() / 2;
                 b[middle] ^= 0x10;
             }),
             ("truncation", |b| b.truncate(b.len() / 3)),
             ("garbage", |b| {
-                b.iter_mut().step_by(7).for_each(|x| *x = 0xff)
+                b.iter_mut().step_by(7).for_each(|x| *x = 0xff);
             }),
         ];
         for (what, damage) in damages {

@@ -7,6 +7,7 @@ to the Rust core.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from memcore.embeddings import EmbeddingService
 
 Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
+
+_log = logging.getLogger("memcore.indexes")
 
 
 class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
@@ -104,6 +107,9 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         self._engine = _core.Engine(
             str(data_dir), read_only=read_only, durability=durability, text_analyzer=text_analyzer
         )
+        # Damaged index files set aside at open, rebuilds under way: say so once.
+        for warning in self._engine.index_status()["warnings"]:
+            _log.warning("%s: %s", data_dir, warning)
         try:
             self._embeddings = self._start_embeddings(
                 model,
@@ -169,6 +175,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
             if self._embeddings is not None
             else {"status": "disabled", "model": None, "dim": None, "error": None}
         )
+        health = self._engine.index_status()
         return {
             "version": _core.__version__,
             "store": {
@@ -176,6 +183,11 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
                 "schema_version": _core.SCHEMA_VERSION,
                 "read_only": self._engine.read_only,
                 "created_at": _iso_micros(meta.get("created_at")),
+                "indexes": {
+                    "status": _index_state(health),
+                    "last_error": health["last_error"],
+                    "warnings": list(health["warnings"]),
+                },
             },
             "counts": {"memories": self._engine.count_memories(self._namespace)},
             "embedding": embedding,
@@ -224,3 +236,15 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
 def _iso_micros(value: str | None) -> str | None:
     """A stored microsecond timestamp (metadata text) as ISO 8601."""
     return None if value is None else iso(from_micros(int(value)))
+
+
+def _index_state(health: dict[str, Any]) -> str:
+    """One word for the derived indexes: ok; failing (a commit or save keeps failing,
+    e.g. on a full disk; every document stays searchable from memory); or degraded
+    (something happened since open: a damaged file set aside and rebuilt, a panic
+    caught; see the warnings). Pending work is normal and not a state of its own."""
+    if health["last_error"] is not None:
+        return "failing"
+    if health["warnings"]:
+        return "degraded"
+    return "ok"

@@ -261,7 +261,11 @@ class IndexHealth(Record):
     text_pending: int
     """Records already searchable but not yet committed to the BM25 index."""
     last_error: str | None
-    """The last background indexing error, if any."""
+    """The indexing failure not yet recovered from (a commit or save that keeps failing,
+    e.g. on a full disk; the documents stay searchable from memory), or None."""
+    warnings: tuple[str, ...] = ()
+    """What happened to the indexes since open: damaged files set aside and rebuilt from
+    the database, panics caught, rebuilds scheduled."""
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> IndexHealth:
@@ -275,4 +279,5 @@ class IndexHealth(Record):
             text_documents=int(raw["text_documents"]),
             text_pending=int(raw["text_pending"]),
             last_error=raw["last_error"],
+            warnings=tuple(raw.get("warnings", ())),
         )

@@ -9,7 +9,7 @@ use memcore::code::{ChunkDraft, CodeChunk, FileChunks, ProjectStatus};
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
-use crate::errors::{BindError, BindResult, InvalidParameterError};
+use crate::errors::{BindError, BindResult, InvalidParameterError, run};
 use crate::records::scores_dict;
 
 /// A chunk of a file as the Python chunker produces it.
@@ -124,7 +124,7 @@ impl PyEngine {
             size,
             chunks: drafts,
         };
-        let outcome = py.detach(|| engine.index_file(&file))?;
+        let outcome = run(py, &engine, || engine.index_file(&file))?;
         let d = PyDict::new(py);
         d.set_item("chunks_added", outcome.chunks_added)?;
         d.set_item("chunks_removed", outcome.chunks_removed)?;
@@ -140,7 +140,9 @@ impl PyEngine {
         file_path: &str,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.remove_file(namespace, project_id, file_path))?)
+        run(py, &engine, || {
+            engine.remove_file(namespace, project_id, file_path)
+        })
     }
 
     /// Remove every chunk of a project and its status; returns chunks removed.
@@ -151,7 +153,7 @@ impl PyEngine {
         project_id: &str,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.delete_project(namespace, project_id))?)
+        run(py, &engine, || engine.delete_project(namespace, project_id))
     }
 
     /// Record a project's indexing status.
@@ -185,7 +187,7 @@ impl PyEngine {
             error,
             updated_at: 0,
         };
-        Ok(py.detach(|| engine.put_project_status(&row))?)
+        run(py, &engine, || engine.put_project_status(&row))
     }
 
     /// A project's status.
@@ -196,7 +198,7 @@ impl PyEngine {
         project_id: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let status = py.detach(|| engine.project_status(namespace, project_id))?;
+        let status = run(py, &engine, || engine.project_status(namespace, project_id))?;
         Ok(project_dict(py, &status)?)
     }
 
@@ -207,7 +209,7 @@ impl PyEngine {
         namespace: &str,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let all = py.detach(|| engine.list_projects(namespace))?;
+        let all = run(py, &engine, || engine.list_projects(namespace))?;
         Ok(all
             .iter()
             .map(|p| project_dict(py, p))
@@ -222,7 +224,7 @@ impl PyEngine {
         project_id: &str,
     ) -> BindResult<std::collections::HashMap<String, String>> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.indexed_files(namespace, project_id))?)
+        run(py, &engine, || engine.indexed_files(namespace, project_id))
     }
 
     /// Hybrid search over code chunks; each result is a chunk dict with `scores`.
@@ -240,7 +242,7 @@ impl PyEngine {
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
         let q = owned_vector(vector);
-        let found = py.detach(|| {
+        let found = run(py, &engine, || {
             engine.search_code(namespace, text, q.as_deref(), project_id, language, limit)
         })?;
         Ok(found

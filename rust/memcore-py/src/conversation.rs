@@ -15,7 +15,7 @@ use memcore::engine::{
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
-use crate::errors::{BindResult, InvalidParameterError};
+use crate::errors::{BindResult, InvalidParameterError, run};
 
 /// A document a procedure touched (already canonicalised by the facade).
 #[derive(FromPyObject)]
@@ -204,7 +204,7 @@ impl PyEngine {
             embedding: owned_vector(vector),
             at,
         };
-        let outcome = py.detach(|| engine.record_turn(&turn))?;
+        let outcome = run(py, &engine, || engine.record_turn(&turn))?;
         let d = PyDict::new(py);
         d.set_item("turn", turn_dict(py, &outcome.turn)?)?;
         d.set_item("created", outcome.created)?;
@@ -226,8 +226,9 @@ impl PyEngine {
         turn_id: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let (turn, procedures) =
-            py.detach(|| engine.get_turn(namespace, conversation_id, turn_id))?;
+        let (turn, procedures) = run(py, &engine, || {
+            engine.get_turn(namespace, conversation_id, turn_id)
+        })?;
         let d = turn_dict(py, &turn)?;
         let procs: Vec<Bound<'py, PyDict>> = procedures
             .iter()
@@ -247,7 +248,9 @@ impl PyEngine {
         limit: usize,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let turns = py.detach(|| engine.conversation_turns(namespace, conversation_id, limit))?;
+        let turns = run(py, &engine, || {
+            engine.conversation_turns(namespace, conversation_id, limit)
+        })?;
         Ok(turns
             .iter()
             .map(|t| turn_dict(py, t))
@@ -263,7 +266,7 @@ impl PyEngine {
         canonical: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let state = py.detach(|| engine.document_state(namespace, canonical))?;
+        let state = run(py, &engine, || engine.document_state(namespace, canonical))?;
         let d = PyDict::new(py);
         match &state.latest {
             Some(v) => d.set_item("latest", version_dict(py, v)?)?,
@@ -282,7 +285,9 @@ impl PyEngine {
         canonical: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let history = py.detach(|| engine.document_history(namespace, canonical))?;
+        let history = run(py, &engine, || {
+            engine.document_history(namespace, canonical)
+        })?;
         let d = PyDict::new(py);
         d.set_item("path", &history.canonical)?;
         d.set_item("volatility", history.volatility)?;
@@ -311,7 +316,7 @@ impl PyEngine {
     /// The stored content of a document version, if it was kept.
     fn version_content(&self, py: Python<'_>, version_id: &str) -> BindResult<Option<String>> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.version_content(version_id))?)
+        run(py, &engine, || engine.version_content(version_id))
     }
 
     /// Past turns relevant to `query` and `documents`, packed into `token_budget`.
@@ -352,7 +357,7 @@ impl PyEngine {
                 document_match,
             },
         };
-        let result = py.detach(|| engine.retrieve_context(&request))?;
+        let result = run(py, &engine, || engine.retrieve_context(&request))?;
         let d = PyDict::new(py);
         let items: Vec<Bound<'py, PyDict>> = result
             .items
@@ -384,7 +389,7 @@ impl PyEngine {
             archive_after_days,
             force_compact,
         };
-        let r = py.detach(|| engine.run_maintenance(namespace, &options))?;
+        let r = run(py, &engine, || engine.run_maintenance(namespace, &options))?;
         let d = PyDict::new(py);
         d.set_item("memories_expired", r.memories_expired)?;
         d.set_item("versions_deduplicated", r.versions_deduplicated)?;
@@ -406,7 +411,7 @@ impl PyEngine {
         limit: usize,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let entries = py.detach(|| engine.overview(namespace, depth, limit))?;
+        let entries = run(py, &engine, || engine.overview(namespace, depth, limit))?;
         Ok(entries
             .iter()
             .map(|e| entry_dict(py, e))

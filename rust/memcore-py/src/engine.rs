@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 
 use memcore::{Durability, Engine, EngineOptions};
 
-use crate::errors::{BindError, BindResult, StorageError};
+use crate::errors::{BindError, BindResult, StorageError, run, run_unbound};
 
 /// An open memcore data directory. Thread-safe; every call that does real
 /// work releases the GIL.
@@ -75,7 +75,7 @@ impl PyEngine {
             text_analyzer,
             ..EngineOptions::default()
         };
-        let engine = py.detach(|| Engine::open(&path, &options))?;
+        let engine = run_unbound(py, || Engine::open(&path, &options))?;
         Ok(PyEngine {
             inner: RwLock::new(Some(Arc::new(engine))),
             path,
@@ -110,7 +110,7 @@ impl PyEngine {
     /// Every store metadata key and value.
     fn metadata<'py>(&self, py: Python<'py>) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let pairs = py.detach(|| engine.metadata())?;
+        let pairs = run(py, &engine, || engine.metadata())?;
         let out = PyDict::new(py);
         for (k, v) in pairs {
             out.set_item(k, v)?;
@@ -121,7 +121,7 @@ impl PyEngine {
     /// The recorded embedding identity as `(model or None, dim)`, or None.
     fn embedding_identity(&self, py: Python<'_>) -> BindResult<Option<(Option<String>, usize)>> {
         let engine = self.engine()?;
-        let identity = py.detach(|| engine.embedding_identity())?;
+        let identity = run(py, &engine, || engine.embedding_identity())?;
         Ok(identity.map(|i| (i.model, i.dim)))
     }
 
@@ -131,24 +131,24 @@ impl PyEngine {
     ///     DimensionMismatchError: The store was made with another model or dimension.
     fn check_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.check_embedding_identity(model, dim))?)
+        run(py, &engine, || engine.check_embedding_identity(model, dim))
     }
 
     /// Overwrite the recorded identity (after a reset).
     fn set_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.set_embedding_identity(model, dim))?)
+        run(py, &engine, || engine.set_embedding_identity(model, dim))
     }
 
     /// Run SQLite's quick_check; raises StorageError when the database is damaged.
     fn quick_check(&self, py: Python<'_>) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.quick_check())?)
+        run(py, &engine, || engine.quick_check())
     }
 
     /// Delete every record in every namespace and forget the embedding model.
     fn reset_all(&self, py: Python<'_>) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.reset_all())?)
+        run(py, &engine, || engine.reset_all())
     }
 }

@@ -1,10 +1,14 @@
 //! The one place core errors become Python exceptions: each variant to its own
-//! class, each class carrying its public code (docs/configuration.md, "Errors").
+//! class, each class carrying its public code (docs/configuration.md, "Errors"), and the
+//! one place core work runs without the GIL ([`run`]), where a panic in the
+//! core becomes a `StorageError` instead of crossing into Python.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+use memcore::Engine;
 
 use crate::json::to_python;
 
@@ -108,6 +112,8 @@ pub fn register_codes(module: &Bound<'_, PyModule>) -> PyResult<()> {
 pub enum BindError {
     Core(memcore::Error),
     Python(PyErr),
+    /// The core panicked; the message says what it was doing.
+    Panic(String),
 }
 
 impl From<memcore::Error> for BindError {
@@ -127,6 +133,7 @@ impl From<BindError> for PyErr {
         match error {
             BindError::Core(e) => core_to_python(e),
             BindError::Python(e) => e,
+            BindError::Panic(message) => StorageError::new_err(message),
         }
     }
 }
@@ -173,3 +180,42 @@ fn details<'py>(py: Python<'py>, error: &memcore::Error) -> PyResult<Bound<'py, 
 
 /// Result type of every bound method.
 pub type BindResult<T> = Result<T, BindError>;
+
+/// Run core work on `engine` with the GIL released.
+///
+/// A panic inside (tantivy on a damaged segment, say) would otherwise reach
+/// Python as `PanicException`, a `BaseException` that servers do not catch:
+/// here it becomes a `StorageError` (code STORAGE_ERROR), and the engine is
+/// marked so its indexes are rebuilt from the database at the next open.
+pub fn run<T, F>(py: Python<'_>, engine: &Engine, work: F) -> BindResult<T>
+where
+    T: Send,
+    F: FnOnce() -> memcore::Result<T> + Send,
+{
+    match py.detach(|| memcore::panics::catch(work)) {
+        Ok(done) => Ok(done?),
+        Err(panic) => {
+            let reason = format!("internal error: {panic}");
+            engine.mark_for_rebuild(&reason);
+            Err(BindError::Panic(format!(
+                "Storage error: {reason}; the indexes will be rebuilt from the database \
+                 (at the next open, or now with rebuild_indexes)."
+            )))
+        }
+    }
+}
+
+/// [`run`] for work that has no engine yet (opening one).
+pub fn run_unbound<T, F>(py: Python<'_>, work: F) -> BindResult<T>
+where
+    T: Send,
+    F: FnOnce() -> memcore::Result<T> + Send,
+{
+    match py.detach(|| memcore::panics::catch(work)) {
+        Ok(done) => Ok(done?),
+        Err(panic) => Err(BindError::Panic(format!(
+            "Storage error: internal error while opening: {panic}; deleting the store's \
+             index folder makes the next open rebuild the indexes from the database."
+        ))),
+    }
+}

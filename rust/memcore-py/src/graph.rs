@@ -13,7 +13,7 @@ use memcore::{RecallOptions, Scores};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
-use crate::errors::{BindResult, InvalidParameterError};
+use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::memories::valid_at;
 use crate::records::{entity_dict, observation_dict, relation_dict, scores_dict};
 
@@ -227,7 +227,7 @@ impl PyEngine {
             entities: entity_drafts(&entities)?,
             require_links: strict,
         };
-        let outcome = py.detach(|| engine.save_memory(&request))?;
+        let outcome = run(py, &engine, || engine.save_memory(&request))?;
         let d = PyDict::new(py);
         d.set_item("entities_created", outcome.entities_created)?;
         d.set_item("entities_updated", outcome.entities_updated)?;
@@ -250,7 +250,7 @@ impl PyEngine {
         let engine = self.engine()?;
         let drafts = entity_drafts(&entities)?;
         let ctx = context(namespace, thread_id, None, None);
-        let created = py.detach(|| engine.create_entities(&ctx, drafts))?;
+        let created = run(py, &engine, || engine.create_entities(&ctx, drafts))?;
         Ok(entity_dicts(py, &created)?)
     }
 
@@ -279,7 +279,7 @@ impl PyEngine {
             })
             .collect();
         let ctx = context(namespace, thread_id, None, None);
-        let created = py.detach(|| engine.create_relations(&ctx, &drafts))?;
+        let created = run(py, &engine, || engine.create_relations(&ctx, &drafts))?;
         Ok(relation_dicts(py, &created)?)
     }
 
@@ -317,7 +317,9 @@ impl PyEngine {
             })
             .collect();
         let ctx = context(namespace, thread_id, confidence, importance);
-        let created = py.detach(|| engine.add_observations(&ctx, entity, &drafts))?;
+        let created = run(py, &engine, || {
+            engine.add_observations(&ctx, entity, &drafts)
+        })?;
         Ok(observation_dicts(py, &created)?)
     }
 
@@ -329,7 +331,7 @@ impl PyEngine {
         names: Vec<String>,
     ) -> BindResult<Vec<String>> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.delete_entities(namespace, &names))?)
+        run(py, &engine, || engine.delete_entities(namespace, &names))
     }
 
     /// Delete an entity's observations, each given by id or exact content.
@@ -341,7 +343,9 @@ impl PyEngine {
         which: Vec<String>,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.delete_observations(namespace, entity, &which))?)
+        run(py, &engine, || {
+            engine.delete_observations(namespace, entity, &which)
+        })
     }
 
     /// Delete relations given as `(from, to, relationType)`; returns how many existed.
@@ -352,7 +356,9 @@ impl PyEngine {
         relations: Vec<(String, String, String)>,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.delete_relations(namespace, &relations))?)
+        run(py, &engine, || {
+            engine.delete_relations(namespace, &relations)
+        })
     }
 
     /// One entity with its current observations and relations.
@@ -363,7 +369,7 @@ impl PyEngine {
         name: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let view = py.detach(|| engine.get_entity(namespace, name))?;
+        let view = run(py, &engine, || engine.get_entity(namespace, name))?;
         Ok(view_dict(py, &view)?)
     }
 
@@ -375,7 +381,7 @@ impl PyEngine {
         names: Vec<String>,
     ) -> BindResult<DictLists<'py>> {
         let engine = self.engine()?;
-        let (views, relations) = py.detach(|| engine.open_nodes(namespace, &names))?;
+        let (views, relations) = run(py, &engine, || engine.open_nodes(namespace, &names))?;
         let views = views
             .iter()
             .map(|v| view_dict(py, v))
@@ -394,7 +400,9 @@ impl PyEngine {
         summary: bool,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let page = py.detach(|| engine.read_graph(namespace, limit, offset, summary))?;
+        let page = run(py, &engine, || {
+            engine.read_graph(namespace, limit, offset, summary)
+        })?;
         let d = PyDict::new(py);
         let views: Vec<Bound<'py, PyDict>> = page
             .entities
@@ -420,7 +428,7 @@ impl PyEngine {
         limit: usize,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let views = py.detach(|| {
+        let views = run(py, &engine, || {
             engine.query_nodes(namespace, entity_type, min_importance, thread_id, limit)
         })?;
         Ok(views
@@ -447,7 +455,7 @@ impl PyEngine {
         let engine = self.engine()?;
         let direction = Direction::parse(direction)?;
         let valid = valid_at(as_of, true);
-        let found = py.detach(|| {
+        let found = run(py, &engine, || {
             engine.get_related(
                 namespace,
                 name,
@@ -475,7 +483,9 @@ impl PyEngine {
         max_depth: usize,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let path = py.detach(|| engine.find_relation_path(namespace, source, target, max_depth))?;
+        let path = run(py, &engine, || {
+            engine.find_relation_path(namespace, source, target, max_depth)
+        })?;
         Ok(relation_dicts(py, &path)?)
     }
 
@@ -488,7 +498,9 @@ impl PyEngine {
         observation_id: &str,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
-        let chain = py.detach(|| engine.observation_history(namespace, entity, observation_id))?;
+        let chain = run(py, &engine, || {
+            engine.observation_history(namespace, entity, observation_id)
+        })?;
         Ok(observation_dicts(py, &chain)?)
     }
 
@@ -502,7 +514,9 @@ impl PyEngine {
         limit: usize,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let a = py.detach(|| engine.analytics(namespace, thread_id, limit))?;
+        let a = run(py, &engine, || {
+            engine.analytics(namespace, thread_id, limit)
+        })?;
         Ok(analytics_dict(py, &a)?)
     }
 
@@ -514,7 +528,7 @@ impl PyEngine {
         namespace: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let g = py.detach(|| engine.graph_arrays(namespace))?;
+        let g = run(py, &engine, || engine.graph_arrays(namespace))?;
         let d = PyDict::new(py);
         d.set_item("entity_ids", g.entity_ids)?;
         d.set_item("names", g.names)?;
@@ -538,19 +552,21 @@ impl PyEngine {
         limit: usize,
     ) -> BindResult<Vec<(String, f32)>> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.personalized_pagerank(namespace, &seeds, teleport, limit))?)
+        run(py, &engine, || {
+            engine.personalized_pagerank(namespace, &seeds, teleport, limit)
+        })
     }
 
     /// Memory ↔ entity links: `(memory id, entity id, explicit)`.
     fn mentions(&self, py: Python<'_>, namespace: &str) -> BindResult<Vec<(String, String, bool)>> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.mentions(namespace))?)
+        run(py, &engine, || engine.mentions(namespace))
     }
 
     /// Number of entities and relations in a namespace.
     fn count_graph(&self, py: Python<'_>, namespace: &str) -> BindResult<(i64, i64)> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.count_graph(namespace))?)
+        run(py, &engine, || engine.count_graph(namespace))
     }
 
     /// Hybrid search over entities and observations, one result per entity.
@@ -565,7 +581,7 @@ impl PyEngine {
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
         let q = owned_vector(vector);
-        let found = py.detach(|| {
+        let found = run(py, &engine, || {
             engine.search_nodes(
                 namespace,
                 text,

@@ -9,7 +9,7 @@ use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
-use crate::errors::{BindError, BindResult};
+use crate::errors::{BindError, BindResult, run};
 use crate::records::{memory_dict, memory_dicts};
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
@@ -74,7 +74,7 @@ impl PyEngine {
             embedding: owned_vector(vector),
             entities: entities.unwrap_or_default(),
         };
-        let memory = py.detach(|| engine.store_memory(new))?;
+        let memory = run(py, &engine, || engine.store_memory(new))?;
         Ok(memory_dict(py, &memory)?)
     }
 
@@ -139,7 +139,7 @@ impl PyEngine {
                 ..NewMemory::default()
             })
             .collect();
-        let stored = py.detach(|| engine.store_memories(batch))?;
+        let stored = run(py, &engine, || engine.store_memories(batch))?;
         Ok(memory_dicts(py, &stored)?)
     }
 
@@ -154,7 +154,7 @@ impl PyEngine {
         id: &str,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let memory = py.detach(|| engine.get_memory(namespace, id))?;
+        let memory = run(py, &engine, || engine.get_memory(namespace, id))?;
         Ok(memory_dict(py, &memory)?)
     }
 
@@ -195,14 +195,14 @@ impl PyEngine {
             expires_at,
             embedding: owned_vector(vector),
         };
-        let memory = py.detach(|| engine.update_memory(namespace, id, patch))?;
+        let memory = run(py, &engine, || engine.update_memory(namespace, id, patch))?;
         Ok(memory_dict(py, &memory)?)
     }
 
     /// Delete a memory for good.
     fn delete_memory(&self, py: Python<'_>, namespace: &str, id: &str) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.delete_memory(namespace, id))?)
+        run(py, &engine, || engine.delete_memory(namespace, id))
     }
 
     /// Memories newest first. `as_of` (microseconds) shows what was valid
@@ -227,14 +227,14 @@ impl PyEngine {
             thread_id,
             valid: valid_at(as_of, valid_only),
         };
-        let memories = py.detach(|| engine.list_memories(namespace, &query))?;
+        let memories = run(py, &engine, || engine.list_memories(namespace, &query))?;
         Ok(memory_dicts(py, &memories)?)
     }
 
     /// Number of memories in a namespace (every state).
     fn count_memories(&self, py: Python<'_>, namespace: &str) -> BindResult<i64> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.count_memories(namespace))?)
+        run(py, &engine, || engine.count_memories(namespace))
     }
 
     /// Close a memory's validity now; it stays visible to `as_of` reads.
@@ -247,7 +247,7 @@ impl PyEngine {
         reason: Option<String>,
     ) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let memory = py.detach(|| engine.invalidate(namespace, id, reason))?;
+        let memory = run(py, &engine, || engine.invalidate(namespace, id, reason))?;
         Ok(memory_dict(py, &memory)?)
     }
 
@@ -260,7 +260,9 @@ impl PyEngine {
         new_id: &str,
     ) -> BindResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
         let engine = self.engine()?;
-        let (old, new) = py.detach(|| engine.supersede_memory(namespace, old_id, new_id))?;
+        let (old, new) = run(py, &engine, || {
+            engine.supersede_memory(namespace, old_id, new_id)
+        })?;
         Ok((memory_dict(py, &old)?, memory_dict(py, &new)?))
     }
 }

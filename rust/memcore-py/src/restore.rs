@@ -13,7 +13,7 @@ use memcore::{Memory, MemoryType, Source};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
-use crate::errors::{BindResult, InvalidParameterError};
+use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::{entity_dict, memory_dict, observation_dict, relation_dict};
 
 fn with_vector<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, v: Option<&Vec<f32>>) -> PyResult<()> {
@@ -574,7 +574,9 @@ impl PyEngine {
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
         let kind = ExportKind::parse(kind)?;
-        let page = py.detach(|| engine.export_page(kind, namespace, after, limit, with_vectors))?;
+        let page = run(py, &engine, || {
+            engine.export_page(kind, namespace, after, limit, with_vectors)
+        })?;
         Ok(page
             .iter()
             .map(|r| {
@@ -607,7 +609,7 @@ impl PyEngine {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let report = py.detach(|| engine.restore(parsed, skip_existing))?;
+        let report = run(py, &engine, || engine.restore(parsed, skip_existing))?;
         let d = PyDict::new(py);
         d.set_item("restored", report.restored)?;
         d.set_item("skipped", report.skipped)?;

@@ -13,7 +13,7 @@ use memcore::{
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
-use crate::errors::{BindError, BindResult};
+use crate::errors::{BindError, BindResult, run};
 use crate::memories::valid_at;
 use crate::records::{memory_dict, scores_dict};
 
@@ -118,7 +118,7 @@ impl PyEngine {
             limit,
         };
         let q = owned_vector(Some(vector)).unwrap_or_default();
-        let found = py.detach(|| -> memcore::Result<_> {
+        let found = run(py, &engine, || -> memcore::Result<_> {
             let hits = engine.search_vector(&scope.query(), &q)?;
             engine.memories_for(&hits)
         })?;
@@ -149,7 +149,7 @@ impl PyEngine {
             valid_only,
             limit,
         };
-        let found = py.detach(|| -> memcore::Result<_> {
+        let found = run(py, &engine, || -> memcore::Result<_> {
             let hits = engine.search_text(&scope.query(), text)?;
             engine.memories_for(&hits)
         })?;
@@ -204,7 +204,7 @@ impl PyEngine {
             mode: parse_mode(mode)?,
         };
         let q = owned_vector(vector);
-        let found = py.detach(|| -> memcore::Result<_> {
+        let found = run(py, &engine, || -> memcore::Result<_> {
             let hits: Vec<Hit> = engine.recall(&scope.query(), text, q.as_deref(), &options)?;
             engine.memories_for(&hits)
         })?;
@@ -227,8 +227,9 @@ impl PyEngine {
     ) -> BindResult<Vec<(Bound<'py, PyDict>, f32)>> {
         let engine = self.engine()?;
         let q = owned_vector(Some(vector)).unwrap_or_default();
-        let found =
-            py.detach(|| engine.similar_memories(namespace, &q, exclude_id, threshold, limit))?;
+        let found = run(py, &engine, || {
+            engine.similar_memories(namespace, &q, exclude_id, threshold, limit)
+        })?;
         Ok(found
             .iter()
             .map(|(m, s)| Ok((memory_dict(py, m)?, *s)))
@@ -238,7 +239,7 @@ impl PyEngine {
     /// Block until every write so far is committed to the indexes and saved.
     fn flush(&self, py: Python<'_>) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.flush())?)
+        run(py, &engine, || engine.flush())
     }
 
     /// Compact the indexes (HNSW rebuilt when tombstones exceed ~20% or
@@ -246,7 +247,7 @@ impl PyEngine {
     #[pyo3(signature = (force = false))]
     fn compact<'py>(&self, py: Python<'py>, force: bool) -> BindResult<Bound<'py, PyDict>> {
         let engine = self.engine()?;
-        let report = py.detach(|| engine.compact(force))?;
+        let report = run(py, &engine, || engine.compact(force))?;
         let d = PyDict::new(py);
         d.set_item("vectors_rebuilt", report.vectors_rebuilt)?;
         d.set_item("tombstones_dropped", report.tombstones_dropped)?;
@@ -257,7 +258,7 @@ impl PyEngine {
     /// Drop both indexes and rebuild them from the store.
     fn rebuild_indexes(&self, py: Python<'_>) -> BindResult<()> {
         let engine = self.engine()?;
-        Ok(py.detach(|| engine.rebuild_indexes())?)
+        run(py, &engine, || engine.rebuild_indexes())
     }
 
     /// Sizes and health of the indexes.
@@ -273,6 +274,7 @@ impl PyEngine {
         d.set_item("text_documents", s.text_documents)?;
         d.set_item("text_pending", s.text_pending)?;
         d.set_item("last_error", s.last_error)?;
+        d.set_item("warnings", s.warnings)?;
         Ok(d)
     }
 }

@@ -27,10 +27,15 @@ pub fn commit_file(tmp: &Path, path: &Path) -> Result<()> {
 /// Replace `path` with `bytes` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_sibling(path);
-    let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
-    drop(file);
-    commit_file(&tmp, path)
+    let written = File::create(&tmp)
+        .and_then(|mut file| file.write_all(bytes))
+        .map_err(|e| Error::io(&tmp, e))
+        .and_then(|()| commit_file(&tmp, path));
+    if written.is_err() {
+        // A full disk leaves a partial temp file: give the space back.
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// fsync a directory so a rename inside it is durable.
@@ -38,6 +43,24 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
+}
+
+/// Move a damaged derived file or folder out of the way, beside itself as
+/// `<name>.corrupt-<unix seconds>` (kept for inspection; deleting it is
+/// safe), and return where it went.
+pub fn set_aside(path: &Path) -> Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut target = path.with_file_name(format!("{name}.corrupt-{stamp}"));
+    let mut n = 1;
+    while target.exists() {
+        target = path.with_file_name(format!("{name}.corrupt-{stamp}-{n}"));
+        n += 1;
+    }
+    fs::rename(path, &target).map_err(|e| Error::io(path, e))?;
+    Ok(target)
 }
 
 #[cfg(test)]
@@ -52,5 +75,17 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert!(!temp_sibling(&path).exists());
+    }
+
+    #[test]
+    fn set_aside_moves_beside_without_clobbering() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors");
+        fs::create_dir(&path).unwrap();
+        let first = set_aside(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let second = set_aside(&path).unwrap();
+        assert_ne!(first, second);
+        assert!(first.is_dir() && second.is_dir() && !path.exists());
     }
 }

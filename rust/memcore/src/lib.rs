@@ -13,6 +13,7 @@ pub mod ids;
 pub mod kind;
 pub mod knowledge;
 pub mod memory;
+pub mod panics;
 pub mod priority;
 pub mod store;
 pub mod temporal;

@@ -31,7 +31,11 @@ def get_status(call: ToolCall) -> dict[str, Any]:
     store = {"status": "open", **status["store"]}
     if not call.admin:
         # A tenant has no business knowing where the server keeps its files.
-        store.pop("path", None)
+        path = store.pop("path", None)
+        indexes = store.get("indexes")
+        if path and indexes:
+            warnings = [w.replace(path, "<data dir>") for w in indexes["warnings"]]
+            store["indexes"] = {**indexes, "warnings": warnings}
     return {
         "version": status["version"],
         "namespace": call.namespace,
@@ -56,9 +60,11 @@ def register(registry: ToolRegistry) -> None:
             title="Server status",
             description=(
                 "Report memcore's state: version, store (opening/open/error), how many memories "
-                "this namespace holds, and the embedding model (status loading/ready/error, "
-                "model, dimension). Call it when searches fail or to check the model has "
-                "loaded; it answers even while the store is still opening."
+                "this namespace holds, the search indexes' health (ok/failing/degraded, "
+                "with warnings such as a damaged index being rebuilt) and the "
+                "embedding model (status loading/ready/error, model, dimension). Call it when "
+                "searches fail or to check the model has loaded; it answers even while the "
+                "store is still opening."
             ),
             input_schema=schema.arguments({}),
             handler=get_status,

@@ -4,6 +4,14 @@
 //!
 //! One thread owns all index writes, so there is never a concurrent writer;
 //! searches run beside it against the committed state plus pending buffers.
+//!
+//! Failures never advance a watermark: a text commit or graph save that
+//! fails (a full disk) leaves the recorded seq where the files really are
+//! and the documents in the pending buffers, retries with a growing pause,
+//! and shows in the index health until it succeeds. A panic in a round is
+//! caught: the thread keeps serving, the work of that round stays in the
+//! pending buffers (searched exactly), nothing more is committed or saved in
+//! this process, and the store is marked for a rebuild at the next open.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel};
@@ -27,6 +35,8 @@ const COMMIT_BATCH: usize = 20_000;
 const SAVE_BATCH: usize = 50_000;
 /// Jobs taken from the queue per round.
 const ROUND: usize = 2048;
+/// Longest pause between retries of a failing commit or save.
+const MAX_RETRY: Duration = Duration::from_secs(30);
 
 /// One unit of index work. `to_text`/`to_vectors` say which index still
 /// needs it (a replay after a crash may concern only one of them).
@@ -54,6 +64,9 @@ pub enum Job {
         force: bool,
         reply: SyncSender<Result<CompactReport>>,
     },
+    /// Panic inside the round (only the unit tests of the panic path).
+    #[cfg(test)]
+    Panic,
 }
 
 /// Compact the graph when tombstones exceed this share of its vectors.
@@ -75,7 +88,6 @@ pub struct CompactReport {
 pub struct Indexer {
     jobs: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    last_error: Arc<Mutex<Option<String>>>,
 }
 
 struct Progress {
@@ -85,14 +97,19 @@ struct Progress {
     vector_dirty: usize,
     last_commit: Instant,
     last_save: Instant,
+    /// After a failed commit / save: no new attempt before this (a flush
+    /// tries anyway), and the pause to use after the next failure.
+    text_retry: Option<(Instant, Duration)>,
+    vector_retry: Option<(Instant, Duration)>,
+    /// A round panicked: the indexes are in doubt, so nothing more is
+    /// committed or saved (the pending buffers keep serving every document).
+    frozen: bool,
 }
 
 impl Indexer {
     /// Start the thread; `text_seq`/`vector_seq` are what the indexes cover now.
     pub fn start(indexes: Arc<Indexes>, text_seq: i64, vector_seq: i64, threads: usize) -> Self {
         let (tx, rx) = channel();
-        let last_error = Arc::new(Mutex::new(None));
-        let errors = last_error.clone();
         let thread = crate::priority::spawn_named("memcore-indexer", move || {
             let progress = Progress {
                 text_seq,
@@ -101,14 +118,16 @@ impl Indexer {
                 vector_dirty: 0,
                 last_commit: Instant::now(),
                 last_save: Instant::now(),
+                text_retry: None,
+                vector_retry: None,
+                frozen: false,
             };
-            run(&indexes, &rx, progress, threads, &errors);
+            run(&indexes, &rx, progress, threads);
         })
         .expect("spawn indexer thread");
         Indexer {
             jobs: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
-            last_error,
         }
     }
 
@@ -133,12 +152,6 @@ impl Indexer {
         rx.recv().unwrap_or(Ok(CompactReport::default()))
     }
 
-    /// The last error the thread hit, if any (it keeps going; pending
-    /// buffers keep the data searchable meanwhile).
-    pub fn last_error(&self) -> Option<String> {
-        self.last_error.lock().clone()
-    }
-
     /// Finish all queued work, commit, save and stop the thread.
     pub fn stop(&self) {
         drop(self.jobs.lock().take());
@@ -154,18 +167,7 @@ impl Drop for Indexer {
     }
 }
 
-fn run(
-    indexes: &Indexes,
-    rx: &Receiver<Job>,
-    mut progress: Progress,
-    threads: usize,
-    errors: &Mutex<Option<String>>,
-) {
-    let record = |r: Result<()>| {
-        if let Err(e) = r {
-            *errors.lock() = Some(e.to_string());
-        }
-    };
+fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: usize) {
     loop {
         let mut round = Vec::new();
         let open = match rx.recv_timeout(COMMIT_INTERVAL) {
@@ -177,43 +179,66 @@ fn run(
             Err(RecvTimeoutError::Timeout) => true,
             Err(RecvTimeoutError::Disconnected) => false,
         };
-        let mut flushes = Vec::new();
-        let mut batch = Vec::new();
-        for job in round {
-            match job {
-                Job::Flush(reply) => {
-                    record(apply(indexes, &mut batch, &mut progress, threads));
-                    let result = checkpoint(indexes, &mut progress, true);
-                    flushes.push((reply, result));
-                }
-                Job::Compact { force, reply } => {
-                    record(apply(indexes, &mut batch, &mut progress, threads));
-                    let _ = reply.send(compact(indexes, &mut progress, force));
-                }
-                other => batch.push(other),
-            }
-        }
-        record(apply(indexes, &mut batch, &mut progress, threads));
-        for (reply, result) in flushes {
-            let _ = reply.send(result);
+        let p = &mut progress;
+        if let Err(panic) = crate::panics::catch(|| run_round(indexes, round, p, threads, open)) {
+            freeze(
+                indexes,
+                p,
+                &format!("the background indexer panicked: {panic}"),
+            );
         }
         if !open {
-            record(checkpoint(indexes, &mut progress, true));
             return;
         }
-        record(checkpoint(indexes, &mut progress, false));
     }
 }
 
-/// Apply a batch of jobs to both indexes.
-fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usize) -> Result<()> {
+/// One round: apply the jobs, answer flushes and compactions, checkpoint.
+fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usize, open: bool) {
+    let mut flushes = Vec::new();
+    let mut batch = Vec::new();
+    for job in round {
+        match job {
+            Job::Flush(reply) => {
+                apply(indexes, &mut batch, p, threads);
+                let result = checkpoint(indexes, p, true);
+                flushes.push((reply, result));
+            }
+            Job::Compact { force, reply } => {
+                apply(indexes, &mut batch, p, threads);
+                let _ = reply.send(compact(indexes, p, force));
+            }
+            other => batch.push(other),
+        }
+    }
+    apply(indexes, &mut batch, p, threads);
+    for (reply, result) in flushes {
+        let _ = reply.send(result);
+    }
+    let _ = checkpoint(indexes, p, !open);
+}
+
+/// Stop committing and saving after a panic, and ask for a rebuild.
+fn freeze(indexes: &Indexes, p: &mut Progress, reason: &str) {
+    p.frozen = true;
+    indexes.text.discard_writer();
+    if let Some(v) = indexes.vectors() {
+        v.distrust_graph();
+    }
+    indexes.mark_for_rebuild(reason);
+}
+
+/// Apply a batch of jobs to both indexes. A failure is recorded in the
+/// health and leaves the documents pending; the text index's journal resends
+/// them with the next commit (see `crate::text`).
+fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usize) {
     if batch.is_empty() {
-        return Ok(());
+        return;
     }
     let vectors = indexes.vectors();
     let mut added: Vec<(u64, SharedVector)> = Vec::new();
     let mut retired: Vec<u64> = Vec::new();
-    let mut first_error = Ok(());
+    let mut first_error: Result<()> = Ok(());
     for job in batch.drain(..) {
         let outcome = match job {
             Job::Add {
@@ -259,37 +284,101 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                 }
             }
             Job::Flush(_) | Job::Compact { .. } => Ok(()),
+            #[cfg(test)]
+            Job::Panic => panic!("injected indexer panic"),
         };
         if first_error.is_ok() {
             first_error = outcome;
         }
     }
-    if let Some(v) = vectors {
-        v.apply(&added, &retired, threads)?;
+    if let Err(e) = first_error {
+        indexes.health.set_text_error(Some(e.to_string()));
     }
-    first_error
+    if let Some(v) = vectors {
+        match crate::panics::catch(|| v.apply(&added, &retired, threads)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => indexes.health.set_vector_error(Some(e.to_string())),
+            Err(panic) => {
+                // The graph may be half-updated: serve vectors exactly from
+                // now on and rebuild the graph at the next open.
+                v.distrust_graph();
+                indexes.mark_for_rebuild(&format!("adding to the vector graph panicked: {panic}"));
+            }
+        }
+    }
 }
 
 /// Commit text / save vectors when due (or always, when `force`).
+///
+/// A failure keeps the dirty counts (so the work is retried, after a pause
+/// that doubles up to [`MAX_RETRY`]) and stays in the health until an
+/// attempt succeeds; the watermarks move only with a successful write.
 fn checkpoint(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<()> {
+    if p.frozen {
+        return Ok(());
+    }
     let now = Instant::now();
-    if p.text_dirty > 0
-        && (force || p.text_dirty >= COMMIT_BATCH || now - p.last_commit >= COMMIT_INTERVAL)
-    {
-        indexes.text.commit(p.text_seq)?;
-        p.text_dirty = 0;
-        p.last_commit = now;
-    }
-    if p.vector_dirty > 0
-        && (force || p.vector_dirty >= SAVE_BATCH || now - p.last_save >= SAVE_INTERVAL)
-    {
-        if let Some(v) = indexes.vectors() {
-            v.hnsw().save(p.vector_seq)?;
+    let mut outcome = Ok(());
+    let due = |dirty: usize, batch: usize, last: Instant, interval: Duration, retry| {
+        let waiting = matches!(retry, Some((at, _)) if at > now);
+        dirty > 0 && (force || (!waiting && (dirty >= batch || now - last >= interval)))
+    };
+    if due(
+        p.text_dirty,
+        COMMIT_BATCH,
+        p.last_commit,
+        COMMIT_INTERVAL,
+        p.text_retry,
+    ) {
+        match indexes.text.commit(p.text_seq) {
+            Ok(()) => {
+                p.text_dirty = 0;
+                p.last_commit = now;
+                p.text_retry = None;
+                indexes.health.set_text_error(None);
+            }
+            Err(e) => {
+                p.text_retry = Some(next_retry(p.text_retry, now));
+                indexes.health.set_text_error(Some(format!(
+                    "{e} (the documents stay searchable from memory; retrying)"
+                )));
+                outcome = Err(e);
+            }
         }
-        p.vector_dirty = 0;
-        p.last_save = now;
     }
-    Ok(())
+    if due(
+        p.vector_dirty,
+        SAVE_BATCH,
+        p.last_save,
+        SAVE_INTERVAL,
+        p.vector_retry,
+    ) {
+        let saved = indexes.vectors().map_or(Ok(()), |v| v.save(p.vector_seq));
+        match saved {
+            Ok(()) => {
+                p.vector_dirty = 0;
+                p.last_save = now;
+                p.vector_retry = None;
+                indexes.health.set_vector_error(None);
+            }
+            Err(e) => {
+                p.vector_retry = Some(next_retry(p.vector_retry, now));
+                indexes.health.set_vector_error(Some(format!(
+                    "{e} (the vector graph keeps working in memory; retrying)"
+                )));
+                if outcome.is_ok() {
+                    outcome = Err(e);
+                }
+            }
+        }
+    }
+    outcome
+}
+
+/// When to try again after a failure, and the pause after the next one.
+fn next_retry(previous: Option<(Instant, Duration)>, now: Instant) -> (Instant, Duration) {
+    let pause = previous.map_or(COMMIT_INTERVAL, |(_, pause)| (pause * 2).min(MAX_RETRY));
+    (now + pause, pause)
 }
 
 /// Rebuild the graph from its live vectors when tombstones pile up (or when
@@ -299,7 +388,9 @@ fn compact(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<CompactRe
     if let Some(index) = indexes.vectors() {
         let hnsw = index.hnsw();
         let tombstones = hnsw.tombstones();
-        if force || tombstones as f64 > TOMBSTONE_RATIO * hnsw.len().max(1) as f64 {
+        let crowded = tombstones as f64 > TOMBSTONE_RATIO * hnsw.len().max(1) as f64;
+        // A graph in doubt is rebuilt from the store at the next open instead.
+        if (force || crowded) && index.graph_trusted() && !p.frozen {
             let live: Vec<u64> = indexes.catalog.read().keys().collect();
             let vectors: Vec<(u64, Vec<f32>)> = live
                 .into_iter()
@@ -315,4 +406,51 @@ fn compact(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<CompactRe
     report.text_merged = true;
     checkpoint(indexes, p, true)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::health::REBUILD_MARKER;
+    use crate::vector::HnswParams;
+
+    fn add(indexes: &Indexes, key: u64, text: &str) -> Job {
+        Job::Add {
+            seq: key as i64,
+            key,
+            terms: indexes.text.stage(key, "s", text),
+            vector: None,
+            to_text: true,
+            to_vectors: true,
+        }
+    }
+
+    #[test]
+    fn a_panicking_round_keeps_the_thread_serving_and_asks_for_a_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = HnswParams::default();
+        let (indexes, t, v) = Indexes::open(dir.path(), "english", Some(4), params, false).unwrap();
+        let indexes = Arc::new(indexes);
+        let indexer = Indexer::start(indexes.clone(), t, v, 1);
+        indexer.send(add(&indexes, 1, "first note"));
+        indexer.send(Job::Panic);
+        indexer.send(add(&indexes, 2, "second note"));
+        indexer.flush().unwrap();
+        indexer.flush().unwrap();
+
+        let warnings = indexes.health.warnings();
+        assert!(
+            warnings.iter().any(|w| w.contains("panicked")),
+            "{warnings:?}"
+        );
+        assert!(dir.path().join("index").join(REBUILD_MARKER).exists());
+        assert!(!indexes.vectors().unwrap().graph_trusted());
+        // Frozen: nothing is committed after the panic, and the documents
+        // stay searchable from the pending buffer.
+        assert!(indexes.text.pending_len() >= 1);
+        let scopes = ["s".to_owned()];
+        let hits = indexes.text.search("second", &scopes, 5, |_| true).unwrap();
+        assert_eq!(hits.first().map(|h| h.0), Some(2));
+        indexer.stop();
+    }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::health::{Health, REBUILD_MARKER};
 use crate::catalog::{Catalog, DocLabels};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -23,9 +24,13 @@ pub struct Indexes {
     pub catalog: RwLock<Catalog>,
     pub graph: RwLock<Graph>,
     pub text: TextIndex,
+    /// What the indexes went through since open (see [`Health`]).
+    pub health: Health,
     vectors: RwLock<Option<Arc<VectorIndex>>>,
+    root: PathBuf,
     vector_dir: PathBuf,
     params: HnswParams,
+    read_only: bool,
 }
 
 /// A change to one searchable document, published by the write path after
@@ -50,6 +55,11 @@ pub enum Change<'a> {
 impl Indexes {
     /// Open the text index and, when `dim` is known, the vector index.
     /// Returns the indexes and the op-log seqs they cover (text, vectors).
+    ///
+    /// Damaged index files are set aside and their index starts empty (see
+    /// [`TextIndex::open`], [`VectorIndex::open`]), with a warning in
+    /// [`Indexes::health`]; the caller's replay then refills them from the
+    /// store. A store marked for a rebuild (after a panic) drops both first.
     pub fn open(
         dir: &Path,
         analyzer: &str,
@@ -58,11 +68,18 @@ impl Indexes {
         read_only: bool,
     ) -> Result<(Self, i64, i64)> {
         let root = dir.join(INDEX_DIR);
-        let (text, text_seq) = TextIndex::open(&root.join("text"), analyzer, read_only)?;
+        let health = Health::default();
         let vector_dir = root.join("vectors");
+        let text_dir = root.join("text");
+        if !read_only {
+            take_rebuild_marker(&root, &[&text_dir, &vector_dir], &health);
+        }
+        let (text, text_seq, warning) = TextIndex::open(&text_dir, analyzer, read_only)?;
+        health.warn_some(warning);
         let (vectors, vector_seq) = match dim {
             Some(d) => {
-                let (v, seq) = VectorIndex::open(&vector_dir, d, params)?;
+                let (v, seq, warning) = VectorIndex::open(&vector_dir, d, params, read_only)?;
+                health.warn_some(warning);
                 (Some(Arc::new(v)), seq)
             }
             None => (None, 0),
@@ -71,11 +88,26 @@ impl Indexes {
             catalog: RwLock::new(Catalog::default()),
             graph: RwLock::new(Graph::default()),
             text,
+            health,
             vectors: RwLock::new(vectors),
+            root,
             vector_dir,
             params,
+            read_only,
         };
         Ok((indexes, text_seq, vector_seq))
+    }
+
+    /// Record that a panic left the indexes in doubt: they are rebuilt from
+    /// the store at the next writable open.
+    pub fn mark_for_rebuild(&self, reason: &str) {
+        if self.read_only {
+            self.health.warn(format!(
+                "The indexes may be inconsistent ({reason}); reopen the store to reload them."
+            ));
+        } else {
+            self.health.mark_for_rebuild(&self.root, reason);
+        }
     }
 
     /// The vector index, if the store has vectors.
@@ -99,7 +131,9 @@ impl Indexes {
             ))),
             None => {
                 let _ = std::fs::remove_dir_all(&self.vector_dir);
-                let (v, _) = VectorIndex::open(&self.vector_dir, dim, self.params)?;
+                let (v, _, warning) =
+                    VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only)?;
+                self.health.warn_some(warning);
                 let v = Arc::new(v);
                 *slot = Some(v.clone());
                 Ok(v)
@@ -153,5 +187,22 @@ impl Indexes {
                 None
             }
         }
+    }
+}
+
+/// If a rebuild was asked for (see [`Health::mark_for_rebuild`]), drop the
+/// index folders `dirs` so they start over, and say why.
+fn take_rebuild_marker(root: &Path, dirs: &[&Path], health: &Health) {
+    let marker = root.join(REBUILD_MARKER);
+    let Ok(reason) = std::fs::read_to_string(&marker) else {
+        return;
+    };
+    for dir in dirs {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    if std::fs::remove_file(&marker).is_ok() {
+        health.warn(format!(
+            "The indexes are being rebuilt from the database, as asked after: {reason}."
+        ));
     }
 }

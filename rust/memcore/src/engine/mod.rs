@@ -10,6 +10,7 @@ mod embedding;
 mod graph_rank;
 mod graph_read;
 mod graph_write;
+mod health;
 mod indexer;
 mod indexes;
 mod maintenance;
@@ -107,8 +108,12 @@ pub struct IndexStatus {
     pub text_documents: u64,
     /// Documents searchable but not yet committed to the text index.
     pub text_pending: usize,
-    /// The last background indexing error, if any.
+    /// The indexing failure not yet recovered from (a commit or save that
+    /// keeps failing), if any; cleared once the indexes catch up.
     pub last_error: Option<String>,
+    /// What an operator should know since open: damaged index files set
+    /// aside and rebuilt, panics caught, rebuilds asked for.
+    pub warnings: Vec<String>,
 }
 
 /// An open memcore data directory. `Sync`: share it across threads freely.
@@ -258,8 +263,16 @@ impl Engine {
             dim: vectors.as_ref().map(|v| v.dim()),
             text_documents: self.indexes.text.committed_len(),
             text_pending: self.indexes.text.pending_len(),
-            last_error: self.indexer.as_ref().and_then(Indexer::last_error),
+            last_error: self.indexes.health.last_error(),
+            warnings: self.indexes.health.warnings(),
         }
+    }
+
+    /// Record that a panic interrupted work on this engine: the derived
+    /// indexes may no longer match the store, so they are rebuilt from it at
+    /// the next writable open (the bindings call this when they catch one).
+    pub fn mark_for_rebuild(&self, reason: &str) {
+        self.indexes.mark_for_rebuild(reason);
     }
 
     /// Note the conversations behind retrieved items (see `surfaced`).

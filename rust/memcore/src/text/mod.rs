@@ -7,8 +7,10 @@
 //! metadata changes never rewrite index documents.
 
 pub mod analyzer;
+mod load;
 mod pending;
 mod scope;
+mod writing;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -22,13 +24,15 @@ use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, Term
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer, Token};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use crate::error::{Error, Result};
 use analyzer::ANALYZER_NAME;
+use load::Loaded;
 use pending::PendingText;
 pub use scope::{scope, scoped};
+use writing::Writing;
 
 /// A document's analysed terms, each prefixed with its scope.
 pub type ScopedTerms = Arc<[String]>;
@@ -37,8 +41,6 @@ const KEY: &str = "key";
 /// The scoped terms (named apart from the unscoped layout's `body`, so an
 /// index of that layout fails the schema check on open and is rebuilt).
 const BODY: &str = "terms";
-/// Writer heap: enough for large batches, small next to the vectors.
-const WRITER_HEAP_BYTES: usize = 32 * 1024 * 1024;
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))
@@ -70,10 +72,9 @@ struct TextState {
 /// The BM25 index.
 pub struct TextIndex {
     index: Index,
-    key: Field,
     body: Field,
     analyzer: TextAnalyzer,
-    writer: Option<Mutex<IndexWriter>>,
+    writer: Option<Mutex<Writing>>,
     reader: IndexReader,
     state: RwLock<TextState>,
 }
@@ -97,38 +98,60 @@ fn schema() -> (Schema, Field, Field) {
 }
 
 impl TextIndex {
-    /// Open the index in `dir` (creating it when absent or unreadable) with
-    /// the named analyser; returns it and the op-log seq its last commit covers.
-    pub fn open(dir: &Path, analyzer_name: &str, read_only: bool) -> Result<(Self, i64)> {
+    /// Open the index in `dir` with the named analyser; returns it, the
+    /// op-log seq its last commit covers, and a warning when the folder was
+    /// damaged.
+    ///
+    /// A missing folder, or one of an older layout, is started over (the op
+    /// log refills it). A damaged one (see [`load`]) is set aside as
+    /// `text.corrupt-<time>` and started over likewise; a read-only engine,
+    /// which may not touch the files, indexes in memory instead.
+    pub fn open(
+        dir: &Path,
+        analyzer_name: &str,
+        read_only: bool,
+    ) -> Result<(Self, i64, Option<String>)> {
         let analyzer = analyzer::build(analyzer_name)?;
         let (schema, key, body) = schema();
-        let index = match Index::open_in_dir(dir) {
-            Ok(index) if index.schema() == schema => index,
-            _ if read_only => {
-                return Err(Error::Index(format!(
-                    "text index at {} is missing; open the store for writing once to rebuild it",
-                    dir.display()
-                )));
-            }
-            _ => {
-                // Missing, damaged or of another layout: start over; the op log refills it.
+        let (index, seq, warning) = match load::load(dir, &schema, body, &analyzer) {
+            Loaded::Sound(index, seq) => (index, seq, None),
+            Loaded::Absent | Loaded::OtherLayout if !read_only => {
                 let _ = std::fs::remove_dir_all(dir);
-                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                Index::create_in_dir(dir, schema).map_err(|e| tantivy_err("create", &e))?
+                (create_in(dir, schema)?, 0, None)
+            }
+            Loaded::Absent | Loaded::OtherLayout => (
+                Index::create_in_ram(schema),
+                0,
+                Some(format!(
+                    "The text index at {} is missing; this read-only instance searches \
+                     text from memory until the store is opened for writing once.",
+                    dir.display()
+                )),
+            ),
+            Loaded::Damaged(why) if read_only => (
+                Index::create_in_ram(schema),
+                0,
+                Some(format!(
+                    "The text index at {} is damaged ({why}); this read-only instance \
+                     searches text from memory; open the store for writing once to rebuild it.",
+                    dir.display()
+                )),
+            ),
+            Loaded::Damaged(why) => {
+                let aside = crate::fsutil::set_aside(dir)?;
+                let warning = format!(
+                    "The text index was damaged ({why}); it was moved to {} and is being \
+                     rebuilt from the database (searches meanwhile read the documents from memory).",
+                    aside.display()
+                );
+                (create_in(dir, schema)?, 0, Some(warning))
             }
         };
         index.tokenizers().register(ANALYZER_NAME, analyzer.clone());
-        let seq = committed_seq(&index);
         let writer = if read_only {
             None
         } else {
-            // Created at background priority, so tantivy's indexing and merge
-            // threads inherit it (see `crate::priority`).
-            let w = crate::priority::spawn_background(|| {
-                index.writer_with_num_threads(1, WRITER_HEAP_BYTES)
-            })
-            .map_err(|e| tantivy_err("writer", &e))?;
-            Some(Mutex::new(w))
+            Some(Mutex::new(Writing::open(&index, key, body)?))
         };
         let reader = index
             .reader_builder()
@@ -141,14 +164,13 @@ impl TextIndex {
         });
         let text = TextIndex {
             index,
-            key,
             body,
             analyzer,
             writer,
             reader,
             state,
         };
-        Ok((text, seq))
+        Ok((text, seq, warning))
     }
 
     /// The analysed terms of `text`.
@@ -187,7 +209,7 @@ impl TextIndex {
         self.state.read().searcher.num_docs()
     }
 
-    fn writer(&self) -> Result<parking_lot::MutexGuard<'_, IndexWriter>> {
+    fn writer(&self) -> Result<parking_lot::MutexGuard<'_, Writing>> {
         self.writer
             .as_ref()
             .map(Mutex::lock)
@@ -195,49 +217,28 @@ impl TextIndex {
     }
 
     /// Queue a document for the next commit (the indexer).
-    pub fn add(&self, key: u64, terms: &[String]) -> Result<()> {
-        let tokens = terms
-            .iter()
-            .enumerate()
-            .map(|(position, text)| Token {
-                position,
-                text: text.clone(),
-                ..Token::default()
-            })
-            .collect();
-        let mut doc = TantivyDocument::default();
-        doc.add_u64(self.key, key);
-        doc.add_pre_tokenized_text(
-            self.body,
-            PreTokenizedString {
-                text: String::new(),
-                tokens,
-            },
-        );
-        self.writer()?
-            .add_document(doc)
-            .map_err(|e| tantivy_err("add", &e))?;
-        Ok(())
+    pub fn add(&self, key: u64, terms: &ScopedTerms) -> Result<()> {
+        self.writer()?.add(key, terms)
     }
 
     /// Queue the deletion of a key for the next commit (the indexer).
     pub fn delete(&self, key: u64) -> Result<()> {
-        self.writer()?
-            .delete_term(Term::from_field_u64(self.key, key));
-        Ok(())
+        self.writer()?.delete(key)
+    }
+
+    /// Documents and deletions sent since the last successful commit.
+    pub fn uncommitted(&self) -> usize {
+        self.writer.as_ref().map_or(0, |w| w.lock().uncommitted())
     }
 
     /// Commit everything queued, record `seq` as covered, and swap the new
     /// snapshot in while dropping the pending documents it now holds.
+    ///
+    /// On failure nothing moves: the pending documents stay searchable, the
+    /// recorded seq stays where the index really is, and the next commit
+    /// retries everything (see [`writing`]).
     pub fn commit(&self, seq: i64) -> Result<()> {
-        {
-            let mut writer = self.writer()?;
-            let mut prepared = writer
-                .prepare_commit()
-                .map_err(|e| tantivy_err("commit", &e))?;
-            prepared.set_payload(&seq.to_string());
-            prepared.commit().map_err(|e| tantivy_err("commit", &e))?;
-        }
+        self.writer()?.commit(&load::payload(seq))?;
         self.reader
             .reload()
             .map_err(|e| tantivy_err("reload", &e))?;
@@ -248,6 +249,14 @@ impl TextIndex {
         Ok(())
     }
 
+    /// Forget the writer's uncommitted state (after a panic inside it); the
+    /// next commit resends every change since the last one.
+    pub fn discard_writer(&self) {
+        if let Some(w) = &self.writer {
+            w.lock().discard_writer();
+        }
+    }
+
     /// Merge all segments into one (maintenance).
     pub fn merge_segments(&self) -> Result<()> {
         let ids = self
@@ -255,20 +264,14 @@ impl TextIndex {
             .searchable_segment_ids()
             .map_err(|e| tantivy_err("segments", &e))?;
         if ids.len() > 1 {
-            let mut writer = self.writer()?;
-            writer
-                .merge(&ids)
-                .wait()
-                .map_err(|e| tantivy_err("merge", &e))?;
+            self.writer()?.merge(&ids)?;
         }
         Ok(())
     }
 
     /// Delete every document (a reset); committed at once.
     pub fn clear(&self, seq: i64) -> Result<()> {
-        self.writer()?
-            .delete_all_documents()
-            .map_err(|e| tantivy_err("clear", &e))?;
+        self.writer()?.delete_all()?;
         self.state.write().pending.clear();
         self.commit(seq)
     }
@@ -439,13 +442,10 @@ fn search_pending(
     Ok(())
 }
 
-fn committed_seq(index: &Index) -> i64 {
-    index
-        .load_metas()
-        .ok()
-        .and_then(|m| m.payload)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0)
+/// A new, empty index in `dir`.
+fn create_in(dir: &Path, schema: Schema) -> Result<Index> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Index::create_in_dir(dir, schema).map_err(|e| tantivy_err("create", &e))
 }
 
 /// A bounded min-heap of the best `(key, score)` pairs.
@@ -507,6 +507,7 @@ impl TopK {
 mod tests {
     use super::*;
     use crate::kind::Kind;
+    use tantivy::{IndexWriter, TantivyDocument};
 
     fn open(dir: &Path) -> TextIndex {
         TextIndex::open(dir, "english", false).unwrap().0
@@ -584,8 +585,8 @@ mod tests {
             text.add(7, &terms).unwrap();
             text.commit(7).unwrap();
         }
-        let (text, seq) = TextIndex::open(dir.path(), "english", false).unwrap();
-        assert_eq!(seq, 7);
+        let (text, seq, warning) = TextIndex::open(dir.path(), "english", false).unwrap();
+        assert_eq!((seq, warning), (7, None));
         let hits = text.search("hello", &memories(), 3, |_| true).unwrap();
         assert_eq!(hits[0].0, 7);
     }
@@ -642,9 +643,102 @@ mod tests {
             commit.set_payload("5");
             commit.commit().unwrap();
         }
-        let (text, seq) = TextIndex::open(dir.path(), "english", false).unwrap();
+        let (text, seq, warning) = TextIndex::open(dir.path(), "english", false).unwrap();
         assert_eq!(seq, 0, "the op log must be replayed from the start");
+        assert_eq!(warning, None, "an older layout is not damage");
         assert_eq!(text.committed_len(), 0);
+    }
+
+    /// A committed index in `dir/text` holding keys 1..=3, covering seq 3.
+    fn committed(dir: &Path) -> std::path::PathBuf {
+        let path = dir.join("text");
+        let text = open(&path);
+        for key in 1..=3 {
+            text.add(
+                key,
+                &text.scoped_terms(&memories()[0], "damaged segment test"),
+            )
+            .unwrap();
+        }
+        text.commit(3).unwrap();
+        path
+    }
+
+    /// Flip a byte in the middle of every segment file of `dir`.
+    fn damage_segments(dir: &Path) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let bookkeeping = path
+                .extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("json") || x.eq_ignore_ascii_case("lock"));
+            if name.starts_with('.') || bookkeeping {
+                continue;
+            }
+            let mut bytes = std::fs::read(&path).unwrap();
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0x5a;
+            std::fs::write(&path, bytes).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_damaged_segment_is_set_aside_and_the_index_starts_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = committed(dir.path());
+        damage_segments(&path);
+        let (text, seq, warning) = TextIndex::open(&path, "english", false).unwrap();
+        assert_eq!(seq, 0, "the op log must be replayed from the start");
+        let warning = warning.expect("the damage is reported");
+        assert!(warning.contains("checksum"), "{warning}");
+        assert_eq!(text.committed_len(), 0);
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("text.corrupt-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        drop(text);
+        let (_, _, warning) = TextIndex::open(&path, "english", false).unwrap();
+        assert_eq!(warning, None, "the fresh index is sound");
+    }
+
+    #[test]
+    fn a_read_only_open_of_a_damaged_index_works_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = committed(dir.path());
+        damage_segments(&path);
+        let (text, seq, warning) = TextIndex::open(&path, "english", true).unwrap();
+        assert_eq!(seq, 0);
+        assert!(warning.unwrap().contains("read-only"));
+        stage(&text, 1, "damaged segment test");
+        assert_eq!(
+            keys(&text.search("segment", &memories(), 5, |_| true).unwrap()),
+            vec![1]
+        );
+        assert!(
+            path.join("meta.json").exists(),
+            "a read-only open leaves the files alone"
+        );
+    }
+
+    #[test]
+    fn a_commit_after_a_dropped_writer_still_holds_every_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        let a = stage(&text, 1, "first note");
+        text.add(1, &a).unwrap();
+        // As after a failed commit or a panic: the writer's state is gone.
+        text.discard_writer();
+        let b = stage(&text, 2, "second note");
+        text.add(2, &b).unwrap();
+        text.commit(2).unwrap();
+        assert_eq!((text.committed_len(), text.pending_len()), (2, 0));
+        assert_eq!(
+            keys(&text.search("note", &memories(), 5, |_| true).unwrap()),
+            vec![1, 2]
+        );
+        assert_eq!(text.uncommitted(), 0);
     }
 
     #[test]

@@ -4,6 +4,14 @@
 //! plain tombstone and a replay can tell "already added" from "new". The file
 //! is saved atomically with a sidecar recording the highest op-log seq it
 //! covers; on open, everything after that seq is replayed from the store.
+//!
+//! usearch trusts the file it loads: garbage or flipped bits in it crashed
+//! the process (SIGSEGV inside a later insert) or silently broke search. So
+//! the sidecar also records the file's name, length and CRC-32, and carries
+//! a checksum of its own; a file that does not match is never handed to
+//! usearch. Each save writes a new file (`vectors.<generation>.usearch`) and
+//! only then the sidecar naming it, so a crash between the two leaves the
+//! previous pair intact.
 
 use std::path::{Path, PathBuf};
 
@@ -13,10 +21,11 @@ use serde::{Deserialize, Serialize};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use crate::error::{Error, Result};
-use crate::fsutil::{commit_file, temp_sibling, write_atomic};
+use crate::fsutil::{set_aside, write_atomic};
 
-const INDEX_FILE: &str = "vectors.usearch";
 const SIDECAR_FILE: &str = "vectors.json";
+/// Extension of the graph files (one live at a time, named by the sidecar).
+const INDEX_EXT: &str = "usearch";
 /// Concurrent callers usearch keeps search contexts for.
 const THREADS: usize = 16;
 /// How the graph stores and compares vectors, recorded in the sidecar (a
@@ -64,6 +73,56 @@ struct Sidecar {
     dim: usize,
     size: usize,
     tombstones: usize,
+    /// Save counter; the file is `vectors.<generation>.usearch`.
+    #[serde(default)]
+    generation: u64,
+    /// Length and CRC-32 of that file.
+    #[serde(default)]
+    bytes: u64,
+    #[serde(default)]
+    crc: u32,
+}
+
+impl Sidecar {
+    fn file_name(&self) -> String {
+        format!("vectors.{}.{INDEX_EXT}", self.generation)
+    }
+
+    /// The sidecar's bytes: its JSON, a newline, and the JSON's CRC-32.
+    fn encode(&self) -> Result<Vec<u8>> {
+        let mut bytes = serde_json::to_vec(self).map_err(|e| Error::Index(e.to_string()))?;
+        let sum = format!("\n{:08x}\n", crc32fast::hash(&bytes));
+        bytes.extend_from_slice(sum.as_bytes());
+        Ok(bytes)
+    }
+
+    /// Parse [`Sidecar::encode`]'s bytes; `Ok(None)` for a sidecar written
+    /// before files carried checksums (nothing to verify it by: rebuilt).
+    fn decode(bytes: &[u8]) -> std::result::Result<Option<Sidecar>, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "the sidecar is not text".to_owned())?;
+        let Some((json, sum)) = text.trim_end_matches('\n').rsplit_once('\n') else {
+            return match serde_json::from_str::<Sidecar>(text) {
+                Ok(_) => Ok(None),
+                Err(e) => Err(format!("the sidecar is unreadable: {e}")),
+            };
+        };
+        if format!("{:08x}", crc32fast::hash(json.as_bytes())) != sum {
+            return Err("the sidecar fails its checksum".to_owned());
+        }
+        let sidecar: Sidecar =
+            serde_json::from_str(json).map_err(|e| format!("the sidecar is unreadable: {e}"))?;
+        Ok(Some(sidecar))
+    }
+}
+
+/// What the index folder held.
+enum Loaded {
+    Sound(Index, Sidecar),
+    /// Nothing saved yet, or saved in another layout, dimension or before
+    /// checksums: rebuilt from the op log, not a fault.
+    Absent,
+    /// Files that fail a check, and why.
+    Damaged(String),
 }
 
 /// An HNSW index with its persistence state.
@@ -74,6 +133,8 @@ pub struct Hnsw {
     params: HnswParams,
     /// Removed keys still occupying slots (for the compaction decision).
     tombstones: RwLock<usize>,
+    /// Generation of the file last saved (see the module comment).
+    generation: RwLock<u64>,
 }
 
 impl std::fmt::Debug for Hnsw {
@@ -106,6 +167,20 @@ fn fetch_widened(index: &Index, key: u64, halves: &mut [half::f16], out: &mut [f
     true
 }
 
+/// Delete the graph files other than `keep` (older generations). Best
+/// effort: a leftover only costs space, and the next save tries again.
+fn remove_graph_files_except(dir: &Path, keep: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == INDEX_EXT) && entry.file_name() != keep {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// usearch's cosine distances as `(key, cosine)`, nearest first.
 fn as_cosines(matches: usearch::ffi::Matches) -> Vec<(u64, f32)> {
     matches
@@ -134,41 +209,110 @@ fn new_index(dim: usize, params: HnswParams) -> Result<Index> {
 }
 
 impl Hnsw {
-    /// Load the saved index in `dir`, or start empty. Returns the index and
-    /// the op-log seq it covers (0 when starting empty or when the files are
-    /// missing, damaged or of another dimension: the caller replays).
-    pub fn open(dir: &Path, dim: usize, params: HnswParams) -> Result<(Self, i64)> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let (index, sidecar) = match Self::load(dir, dim, params) {
-            Some(loaded) => loaded,
-            None => (new_index(dim, params)?, Sidecar::default()),
+    /// Load the saved index in `dir`, or start empty. Returns the index, the
+    /// op-log seq it covers (0 when starting empty: the caller replays) and
+    /// a warning when the files were damaged.
+    ///
+    /// Damaged files are set aside as `vectors.corrupt-<time>` and the graph
+    /// starts empty; a read-only engine leaves them alone and starts empty in
+    /// memory. Either way the replay then puts every vector in the pending
+    /// buffer, which searches score exactly while the graph is rebuilt.
+    pub fn open(
+        dir: &Path,
+        dim: usize,
+        params: HnswParams,
+        read_only: bool,
+    ) -> Result<(Self, i64, Option<String>)> {
+        let loaded = crate::panics::catch(|| Self::load(dir, dim, params))
+            .unwrap_or_else(|panic| Loaded::Damaged(format!("loading it panicked: {panic}")));
+        let (index, sidecar, warning) = match loaded {
+            Loaded::Sound(index, sidecar) => (index, sidecar, None),
+            Loaded::Absent => (new_index(dim, params)?, Sidecar::default(), None),
+            Loaded::Damaged(why) if read_only => {
+                let warning = format!(
+                    "The vector index at {} is damaged ({why}); this read-only instance \
+                     searches vectors exactly; open the store for writing once to rebuild it.",
+                    dir.display()
+                );
+                (new_index(dim, params)?, Sidecar::default(), Some(warning))
+            }
+            Loaded::Damaged(why) => {
+                let aside = set_aside(dir)?;
+                let warning = format!(
+                    "The vector index was damaged ({why}); it was moved to {} and is being \
+                     rebuilt from the database (searches meanwhile score vectors exactly).",
+                    aside.display()
+                );
+                (new_index(dim, params)?, Sidecar::default(), Some(warning))
+            }
         };
+        if !read_only {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
         let hnsw = Hnsw {
             index: RwLock::new(index),
             dir: dir.to_path_buf(),
             dim,
             params,
             tombstones: RwLock::new(sidecar.tombstones),
+            generation: RwLock::new(sidecar.generation),
         };
-        Ok((hnsw, sidecar.seq))
+        Ok((hnsw, sidecar.seq, warning))
     }
 
-    fn load(dir: &Path, dim: usize, params: HnswParams) -> Option<(Index, Sidecar)> {
-        let sidecar: Sidecar =
-            serde_json::from_slice(&std::fs::read(dir.join(SIDECAR_FILE)).ok()?).ok()?;
+    fn load(dir: &Path, dim: usize, params: HnswParams) -> Loaded {
+        let bytes = match std::fs::read(dir.join(SIDECAR_FILE)) {
+            Ok(bytes) => bytes,
+            // Never saved (or the process stopped before the first sidecar).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Absent,
+            Err(e) => return Loaded::Damaged(format!("the sidecar is unreadable: {e}")),
+        };
+        let sidecar = match Sidecar::decode(&bytes) {
+            Ok(Some(sidecar)) => sidecar,
+            Ok(None) => return Loaded::Absent,
+            Err(why) => return Loaded::Damaged(why),
+        };
         if sidecar.dim != dim || sidecar.layout != LAYOUT {
-            return None;
+            return Loaded::Absent;
         }
-        let index = new_index(dim, params).ok()?;
-        index.load(dir.join(INDEX_FILE).to_str()?).ok()?;
-        if index.size() != sidecar.size {
-            return None;
+        let file = dir.join(sidecar.file_name());
+        let data = match std::fs::read(&file) {
+            Ok(data) => data,
+            Err(e) => return Loaded::Damaged(format!("{}: {e}", file.display())),
+        };
+        if data.len() as u64 != sidecar.bytes {
+            return Loaded::Damaged(format!(
+                "{} holds {} bytes, {} were saved",
+                file.display(),
+                data.len(),
+                sidecar.bytes
+            ));
+        }
+        if crc32fast::hash(&data) != sidecar.crc {
+            return Loaded::Damaged(format!("{} fails its checksum", file.display()));
+        }
+        let index = match new_index(dim, params) {
+            Ok(index) => index,
+            Err(e) => return Loaded::Damaged(e.to_string()),
+        };
+        if let Err(e) = index.load_from_buffer(&data) {
+            return Loaded::Damaged(format!("usearch refused it: {e}"));
+        }
+        if index.size() != sidecar.size || index.dimensions() != dim {
+            return Loaded::Damaged(format!(
+                "it holds {} vectors of {} dimensions, the sidecar says {} of {dim}",
+                index.size(),
+                index.dimensions(),
+                sidecar.size
+            ));
         }
         let capacity = (index.size() * 2).max(1024);
-        index.reserve_capacity_and_threads(capacity, THREADS).ok()?;
+        if let Err(e) = index.reserve_capacity_and_threads(capacity, THREADS) {
+            return Loaded::Damaged(format!("reserve: {e}"));
+        }
         index.change_expansion_search(params.expansion_search);
         index.change_expansion_add(params.expansion_add);
-        Some((index, sidecar))
+        Loaded::Sound(index, sidecar)
     }
 
     /// Vector dimension.
@@ -283,24 +427,36 @@ impl Hnsw {
     }
 
     /// Save atomically, recording that everything up to `seq` is covered.
+    ///
+    /// The new file is complete and durable before the sidecar names it; on
+    /// any failure (a full disk) the previous file and sidecar stay in force,
+    /// so the recorded seq never runs ahead of a readable graph.
     pub fn save(&self, seq: i64) -> Result<()> {
-        let path = self.dir.join(INDEX_FILE);
-        let tmp = temp_sibling(&path);
         let index = self.index.read();
-        let tmp_str = tmp
-            .to_str()
-            .ok_or_else(|| Error::Index(format!("non-UTF-8 path {}", tmp.display())))?;
-        index.save(tmp_str).map_err(|e| usearch_err("save", &e))?;
-        commit_file(&tmp, &path)?;
+        let mut data = vec![0u8; index.serialized_length()];
+        index
+            .save_to_buffer(&mut data)
+            .map_err(|e| usearch_err("save", &e))?;
         let sidecar = Sidecar {
             layout: LAYOUT.to_owned(),
             seq,
             dim: self.dim,
             size: index.size(),
             tombstones: *self.tombstones.read(),
+            generation: *self.generation.read() + 1,
+            bytes: data.len() as u64,
+            crc: crc32fast::hash(&data),
         };
-        let bytes = serde_json::to_vec(&sidecar).map_err(|e| Error::Index(e.to_string()))?;
-        write_atomic(&self.dir.join(SIDECAR_FILE), &bytes)
+        drop(index);
+        let file = self.dir.join(sidecar.file_name());
+        write_atomic(&file, &data)?;
+        if let Err(e) = write_atomic(&self.dir.join(SIDECAR_FILE), &sidecar.encode()?) {
+            let _ = std::fs::remove_file(&file);
+            return Err(e);
+        }
+        *self.generation.write() = sidecar.generation;
+        remove_graph_files_except(&self.dir, &sidecar.file_name());
+        Ok(())
     }
 
     /// Replace the graph with a fresh one holding exactly `vectors` (a
@@ -345,7 +501,7 @@ mod tests {
     }
 
     fn filled(dir: &Path) -> Hnsw {
-        let (hnsw, _) = Hnsw::open(dir, 16, HnswParams::default()).unwrap();
+        let (hnsw, _, _) = Hnsw::open(dir, 16, HnswParams::default(), false).unwrap();
         hnsw.reserve_for(100).unwrap();
         for key in 1..=100 {
             hnsw.add(key, &unit(key, 16)).unwrap();
@@ -393,8 +549,9 @@ mod tests {
     fn a_saved_graph_reopens_with_the_seq_it_covers() {
         let dir = tempfile::tempdir().unwrap();
         filled(dir.path()).save(42).unwrap();
-        let (hnsw, seq) = Hnsw::open(dir.path(), 16, HnswParams::default()).unwrap();
-        assert_eq!((seq, hnsw.len()), (42, 100));
+        let (hnsw, seq, warning) =
+            Hnsw::open(dir.path(), 16, HnswParams::default(), false).unwrap();
+        assert_eq!((seq, hnsw.len(), warning), (42, 100, None));
         assert_eq!(hnsw.search(&unit(9, 16), 1, |_| true).unwrap()[0].0, 9);
     }
 
@@ -404,14 +561,103 @@ mod tests {
         filled(dir.path()).save(42).unwrap();
         // A sidecar of the first layout (f32 vectors), which did not name it.
         let path = dir.path().join(SIDECAR_FILE);
-        let mut sidecar: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        sidecar.as_object_mut().unwrap().remove("layout");
-        std::fs::write(&path, serde_json::to_vec(&sidecar).unwrap()).unwrap();
-        let (hnsw, seq) = Hnsw::open(dir.path(), 16, HnswParams::default()).unwrap();
-        assert_eq!((seq, hnsw.len()), (0, 0), "the op log must be replayed");
+        let mut sidecar = Sidecar::decode(&std::fs::read(&path).unwrap())
+            .unwrap()
+            .unwrap();
+        sidecar.layout = String::new();
+        std::fs::write(&path, sidecar.encode().unwrap()).unwrap();
+        let (hnsw, seq, warning) =
+            Hnsw::open(dir.path(), 16, HnswParams::default(), false).unwrap();
+        assert_eq!(
+            (seq, hnsw.len(), warning),
+            (0, 0, None),
+            "the op log must be replayed"
+        );
         filled(dir.path()).save(42).unwrap();
-        let (hnsw, seq) = Hnsw::open(dir.path(), 32, HnswParams::default()).unwrap();
+        let (hnsw, seq, _) = Hnsw::open(dir.path(), 32, HnswParams::default(), false).unwrap();
         assert_eq!((seq, hnsw.len()), (0, 0));
+        // A sidecar written before checksums (plain JSON) is rebuilt quietly too.
+        std::fs::write(
+            &path,
+            br#"{"layout":"cos-f16","seq":42,"dim":16,"size":100,"tombstones":0}"#,
+        )
+        .unwrap();
+        let (_, seq, warning) = Hnsw::open(dir.path(), 16, HnswParams::default(), false).unwrap();
+        assert_eq!((seq, warning), (0, None));
+    }
+
+    /// The graph file the sidecar in `dir` names.
+    fn graph_file(dir: &Path) -> PathBuf {
+        let sidecar = Sidecar::decode(&std::fs::read(dir.join(SIDECAR_FILE)).unwrap())
+            .unwrap()
+            .unwrap();
+        dir.join(sidecar.file_name())
+    }
+
+    #[test]
+    fn a_damaged_graph_file_is_never_loaded() {
+        type Damage = fn(&mut Vec<u8>);
+        let damages: [(&str, Damage); 3] = [
+            ("bit flip", |b| {
+                let middle = b.len() / 2;
+                b[middle] ^= 0x10;
+            }),
+            ("truncation", |b| b.truncate(b.len() / 3)),
+            ("garbage", |b| {
+                b.iter_mut().step_by(7).for_each(|x| *x = 0xff);
+            }),
+        ];
+        for (what, damage) in damages {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("vectors");
+            filled(&dir).save(42).unwrap();
+            let file = graph_file(&dir);
+            let mut bytes = std::fs::read(&file).unwrap();
+            damage(&mut bytes);
+            std::fs::write(&file, bytes).unwrap();
+
+            let (hnsw, seq, warning) = Hnsw::open(&dir, 16, HnswParams::default(), true).unwrap();
+            assert_eq!((seq, hnsw.len()), (0, 0), "{what}: read-only starts empty");
+            assert!(warning.unwrap().contains("read-only"), "{what}");
+            assert!(file.exists(), "{what}: a read-only open moves nothing");
+
+            let (hnsw, seq, warning) = Hnsw::open(&dir, 16, HnswParams::default(), false).unwrap();
+            assert_eq!((seq, hnsw.len()), (0, 0), "{what}");
+            assert!(warning.unwrap().contains("moved to"), "{what}");
+            assert!(!file.exists(), "{what}: set aside");
+            let aside = std::fs::read_dir(root.path())
+                .unwrap()
+                .flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("vectors.corrupt-")
+                })
+                .count();
+            assert_eq!(aside, 1, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_sidecar_is_refused_and_saves_keep_one_file() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("vectors");
+        let hnsw = filled(&dir);
+        hnsw.save(41).unwrap();
+        hnsw.save(42).unwrap();
+        let graphs = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == INDEX_EXT))
+            .count();
+        assert_eq!(graphs, 1, "older generations are removed");
+        drop(hnsw);
+        // "seq":42 -> "seq":43 still parses: only the checksum catches it.
+        let path = dir.join(SIDECAR_FILE);
+        let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+        std::fs::write(&path, text.replace("\"seq\":42", "\"seq\":43")).unwrap();
+        let (_, seq, warning) = Hnsw::open(&dir, 16, HnswParams::default(), false).unwrap();
+        assert_eq!(seq, 0);
+        assert!(warning.unwrap().contains("checksum"));
     }
 }

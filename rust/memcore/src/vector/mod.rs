@@ -8,6 +8,7 @@ mod hnsw;
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
 
@@ -42,17 +43,49 @@ const WALK_SLACK: usize = 8;
 pub struct VectorIndex {
     hnsw: Hnsw,
     pending: RwLock<HashMap<u64, SharedVector>>,
+    /// Set when a panic interrupted work on the graph: it may no longer hold
+    /// what it should, so new vectors stay in the pending buffer, searches
+    /// score exactly and the graph is never saved (the store is marked for
+    /// a rebuild at the next open).
+    in_doubt: AtomicBool,
 }
 
 impl VectorIndex {
-    /// Open the saved graph in `dir` (or an empty one); returns the op-log seq it covers.
-    pub fn open(dir: &Path, dim: usize, params: HnswParams) -> Result<(Self, i64)> {
-        let (hnsw, seq) = Hnsw::open(dir, dim, params)?;
+    /// Open the saved graph in `dir` (or an empty one); returns the op-log
+    /// seq it covers and a warning when its files were damaged (see
+    /// [`Hnsw::open`]).
+    pub fn open(
+        dir: &Path,
+        dim: usize,
+        params: HnswParams,
+        read_only: bool,
+    ) -> Result<(Self, i64, Option<String>)> {
+        let (hnsw, seq, warning) = Hnsw::open(dir, dim, params, read_only)?;
         let index = VectorIndex {
             hnsw,
             pending: RwLock::new(HashMap::default()),
+            in_doubt: AtomicBool::new(false),
         };
-        Ok((index, seq))
+        Ok((index, seq, warning))
+    }
+
+    /// Stop trusting the graph (after a panic during work on it).
+    pub fn distrust_graph(&self) {
+        self.in_doubt.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the graph is trusted (see [`VectorIndex::distrust_graph`]).
+    pub fn graph_trusted(&self) -> bool {
+        !self.in_doubt.load(Ordering::SeqCst)
+    }
+
+    /// Save the graph as covering `seq`, unless it is in doubt.
+    pub fn save(&self, seq: i64) -> Result<()> {
+        if self.graph_trusted() {
+            self.hnsw.save(seq)
+        } else {
+            Ok(())
+        }
     }
 
     /// Vector dimension.
@@ -84,6 +117,13 @@ impl VectorIndex {
         retired: &[u64],
         threads: usize,
     ) -> Result<()> {
+        if !self.graph_trusted() {
+            let mut pending = self.pending.write();
+            for key in retired {
+                pending.remove(key);
+            }
+            return Ok(());
+        }
         self.hnsw.reserve_for(added.len())?;
         let threads = threads.clamp(1, 8);
         if threads == 1 || added.len() < 64 {
@@ -142,7 +182,10 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         let pending = self.pending.read();
-        if admissible < EXACT_MAX || admissible.saturating_mul(EXACT_SELECTIVITY) < catalog.len() {
+        if admissible < EXACT_MAX
+            || admissible.saturating_mul(EXACT_SELECTIVITY) < catalog.len()
+            || !self.graph_trusted()
+        {
             let candidates = catalog.candidates(filter);
             return Ok(self.exact_in(&pending, query, k, &candidates, filter, catalog));
         }
@@ -252,9 +295,11 @@ impl VectorIndex {
         self.hnsw.get(key, &mut buf).then_some(buf)
     }
 
-    /// Drop everything (a reset).
+    /// Drop everything (a reset, or a rebuild: the fresh graph is trusted).
     pub fn clear(&self) -> Result<()> {
         self.pending.write().clear();
-        self.hnsw.clear()
+        self.hnsw.clear()?;
+        self.in_doubt.store(false, Ordering::SeqCst);
+        Ok(())
     }
 }

@@ -43,9 +43,12 @@ class FacadeBase:
         if vector is not None:
             return as_vector(vector)
         if self._embeddings is None:
-            raise EmbeddingError(
-                "No embedding model is configured; pass vector=… or open Memory with a model."
+            error = EmbeddingError(
+                "No embedding model is configured; pass vector=… or open Memory with a model "
+                "(model='minilm', model_path=DIR or embedder=…)."
             )
+            error.details = {"model": None, "state": "disabled"}
+            raise error
         if query is None:
             raise invalid("query", "Pass a query text or a vector.")
         return self._embeddings.embed_query(query)

@@ -5,13 +5,15 @@ Rules and algorithms are the core's (versioning by content hash, exactly-once tu
 scoring and packing); this layer canonicalises document ids, reads and hashes files,
 embeds user texts and queries, and converts values.
 
-Embeddings: a turn's user text is embedded when the model is ready. While it is still
-loading, or after it failed, the turn is recorded without a vector rather than refused
+Embeddings: a turn's user text is embedded once the model is ready; a model still
+loading is waited for (`embedding_wait`). When it is still loading after that, or it
+failed, the turn is recorded without a vector rather than refused
 (`TurnResult.embedded` is False): a turn logs tool calls that already happened and
 cannot be replayed later, and the core's exactly-once rule means a retry could not add
 the vector either. Such a turn is found by keyword search and shared documents.
 Queries follow `recall`: BM25 and documents only when no model is configured or it
-failed; EmbeddingError while it is loading (`memory_before_turn` falls back instead).
+failed; EmbeddingError while it is still loading after the wait (`memory_before_turn`
+falls back instead).
 
 Token budgets are charged with the core's estimate, ceil(characters / 4)
 (`estimate_tokens`); `count_tokens` gives the embedding tokenizer's count.
@@ -566,6 +568,8 @@ class ConversationAPI(SearchAPI):
         if vector is not None:
             return as_vector(vector)
         service = self._embeddings
+        if service is not None and service.status == "loading":
+            service.wait_ready(service.wait)
         if service is None or service.status != "ready":
             return None
         try:

@@ -12,6 +12,8 @@ differs by.
 The derived graph depends on the source graph and on onnxruntime (whose optimiser folds
 the int8 weights into floats first), so its file name holds both and a recipe version; it
 is made at most once per machine and checked against the float graph before it is kept.
+Processes that start together (a server and a CLI command) take turns through a lock file
+in the cache folder, so the second waits for the first's graph instead of deriving its own.
 Dynamic quantization scales activations per inference call, so a text's vector would
 depend on what it was batched with: such graphs run one text per call (see
 :class:`memcore.embeddings.onnx_model.OnnxEmbedder`).
@@ -19,10 +21,12 @@ depend on what it was batched with: such graphs run one text per call (see
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +42,9 @@ graph's is not used (MiniLM's worst probe is at 0.975)."""
 
 DYNAMIC_OPS = frozenset({"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulInteger"})
 """Operators that quantize activations per call: a graph holding one runs a text per call."""
+
+DERIVE_LOCK = ".derive.lock"
+"""The lock file, in the cache folder, held by the process deriving a graph."""
 
 SOURCE_SUFFIX = ", int8 products"
 """Appended to a model's ``source`` when it runs the derived graph."""
@@ -93,13 +100,33 @@ def int8_files(files: ModelFiles, check: Check, *, folder: Path | None = None) -
             return files
         if not target.is_file():
             folder.mkdir(parents=True, exist_ok=True)
-            _derive_checked(files.model, target, rejected, check)
+            with derivation_lock(folder):
+                # Another process may have derived (or rejected) it while this one waited.
+                if not target.is_file() and not rejected.exists():
+                    _derive_checked(files.model, target, rejected, check)
             if not target.is_file():
                 return files
     except Exception as exc:  # any failure leaves the float graph, which always works
         _log.warning("int8 products unavailable, keeping the float graph: %s", exc)
         return files
     return replace(files, model=target, source=files.source + SOURCE_SUFFIX)
+
+
+@contextlib.contextmanager
+def derivation_lock(folder: Path) -> Iterator[None]:
+    """Hold the cache folder's :data:`DERIVE_LOCK` (an advisory ``flock``, released by the
+    kernel if the process dies) for as long as the block runs."""
+    if sys.platform == "win32":  # no flock: concurrent derivations only waste time
+        yield
+        return
+    import fcntl
+
+    with (folder / DERIVE_LOCK).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _derive_checked(model: Path, target: Path, rejected: Path, check: Check) -> None:

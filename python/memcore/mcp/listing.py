@@ -26,8 +26,10 @@ INSTRUCTIONS = (
     "people, projects and how they connect with save_memory (search_nodes first, to reuse "
     "existing names); at the start of a task, retrieve_context brings back what earlier "
     "conversations did with the same request or files. Errors come back as {error: {code, "
-    "message, details}}; EMBEDDING_ERROR right after start-up means the model is still "
-    "loading (get_status shows it) and recall still works by keywords."
+    "message, details}}. Right after start-up the embedding model may still be loading: "
+    "calls that embed wait a few seconds for it; recall and search_memories then rank by "
+    "keywords and say so in `degraded`, and EMBEDDING_ERROR means the model failed or is "
+    "still loading (get_status shows which)."
 )
 
 

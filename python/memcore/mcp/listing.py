@@ -7,6 +7,7 @@ is still loading (``handshake``) both build from this module, so they cannot dis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memcore import __version__
@@ -48,3 +49,10 @@ def tool_listing(spec: ToolSpec) -> dict[str, Any]:
             "openWorldHint": False,
         },
     }
+
+
+def listing_for(tools: Sequence[ToolSpec], *, admin: bool) -> dict[str, Any]:
+    """The ``tools/list`` result a caller sees: every enabled tool for an admin, the
+    others without the tools only admins may call (a tenant is not offered what it would
+    be refused)."""
+    return {"tools": [tool_listing(spec) for spec in tools if admin or not spec.admin_only]}

@@ -201,10 +201,14 @@ class ConversationAPI(SearchAPI):
         """A document's versions oldest first, each with its provenance and the turns
         (and tools) that touched it, plus volatility and familiarity.
 
+        In global mode a relative path is looked up as given (the id a document sent
+        with its content gets); a file memcore read from disk is found by its path
+        (absolute, or the one `document_id` gives).
+
         Raises:
             NotFoundError: No turn ever touched the document.
         """
-        canonical = self._document_resolver().canonical(path)
+        canonical = self._document_resolver().canonical(path, on_disk=False)
         return DocumentHistory.from_core(
             self._engine.document_history(self._ns(namespace), canonical)
         )
@@ -257,7 +261,10 @@ class ConversationAPI(SearchAPI):
         if not isinstance(query, str):
             raise invalid("query", "query must be a string.")
         resolver = self._document_resolver()
-        docs = [resolver.canonical(d, "documents") for d in _sequence(documents, "documents")]
+        docs = [
+            resolver.canonical(d, "documents", on_disk=False)
+            for d in _sequence(documents, "documents")
+        ]
         if not query.strip() and not docs:
             raise invalid("query", "Pass a non-empty query, or documents to look up.")
         q: Vector | None
@@ -330,7 +337,10 @@ class ConversationAPI(SearchAPI):
         items = lifecycle.as_items(current_input, "current_input")
         ns = self._ns(namespace)
         resolver = self._document_resolver()
-        docs = [resolver.canonical(d, "documents") for d in _sequence(documents, "documents")]
+        docs = [
+            resolver.canonical(d, "documents", on_disk=False)
+            for d in _sequence(documents, "documents")
+        ]
         query = lifecycle.query_text(items)
         estimate = Engine.estimate_tokens
         room = _count("max_input_tok", max_input_tok) - sum(

@@ -360,3 +360,14 @@ def test_exiting_while_the_model_loads_is_clean(home: Path) -> None:
     # The SDK drops requests still in flight at end of input; initialize was answered.
     replies = [json.loads(line) for line in result.stdout.splitlines()]
     assert replies[0]["id"] == 1 and "result" in replies[0]
+
+
+def test_errors_say_which_field_and_limit(server: SyncClient, tmp_path: Path) -> None:
+    huge = "x" * 900_000  # under the request limit (1 MiB), over the content limit
+    error = server.error("store_memory", {"content": huge})
+    assert error["code"] == "PAYLOAD_TOO_LARGE"
+    assert error["details"] == {"field": "content", "limit": 100_000, "size": 900_000}
+    missing = tmp_path / "no-such-project"
+    error = server.error("index_project", {"path": str(missing)})
+    assert error["code"] == "INVALID_PARAMETER"
+    assert error["details"] == {"field": "path", "path": str(missing)}

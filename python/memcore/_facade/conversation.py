@@ -29,7 +29,7 @@ from typing import Any
 
 from memcore import lifecycle
 from memcore._core import Engine
-from memcore._facade.base import Vector, VectorLike, as_vector
+from memcore._facade.base import Vector, VectorLike, as_vector, check_text_size
 from memcore._facade.search import SearchAPI
 from memcore._time import TimeLike, iso, optional_datetime, optional_micros
 from memcore.code.overview import with_projects
@@ -542,6 +542,9 @@ class ConversationAPI(SearchAPI):
         """One native record_turn with the user text's vector when one can be had."""
         if not isinstance(user_text, str) or not user_text.strip():
             raise invalid("user_text", "user_text must be the non-empty text of the user.")
+        check_text_size("user_text", user_text, "Record a shorter message.")
+        if isinstance(agent_text, str):
+            check_text_size("agent_text", agent_text, "Record a shorter answer.")
         if vector is None and self._embeddings is not None and self._embeddings.status == "ready":
             # A retried turn (thin clients retry after_turn) is answered without paying
             # for an embedding that the core would discard.

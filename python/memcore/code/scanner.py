@@ -47,15 +47,23 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     """
     path = Path(root).expanduser()
     if not path.exists():
-        raise InvalidParameterError(
-            f"Project root '{path}' does not exist. Pass the path of an existing directory."
+        raise _bad_root(
+            path, f"Project root '{path}' does not exist. Pass the path of an existing directory."
         )
     if not path.is_dir():
-        raise InvalidParameterError(
+        raise _bad_root(
+            path,
             f"Project root '{path}' is not a directory. Pass the project's top folder, "
-            "not a file inside it."
+            "not a file inside it.",
         )
     return path.resolve()
+
+
+def _bad_root(path: Path, message: str) -> InvalidParameterError:
+    """The error for an unusable project root; details name the field and the path."""
+    error = InvalidParameterError(message)
+    error.details = {"field": "path", "path": str(path)}
+    return error
 
 
 def scan_project(

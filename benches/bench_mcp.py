@@ -1,6 +1,7 @@
 """The MCP server (docs/performance.md): cold start to the first ``tools/list`` answer, the
-``store_memory`` and ``recall`` round trips over stdio including the query/passage embedding
-with the real MiniLM model, and HTTP throughput with 8 concurrent clients.
+first tool call after the handshake (and how long after the store opened it is answered),
+the ``store_memory`` and ``recall`` round trips over stdio including the query/passage
+embedding with the real MiniLM model, and HTTP throughput with 8 concurrent clients.
 
     python benches/bench_mcp.py --json out.json [--quick] [--model-path DIR]
 
@@ -152,6 +153,87 @@ def cold_start_once(args: list[str]) -> float:
     if elapsed is None:
         raise RuntimeError("the server closed stdout before answering tools/list")
     return elapsed
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    """One start: seconds from spawning to the ``tools/list`` answer, from that answer to
+    the first tool call's answer, and from the store opening (the server's log) to it."""
+
+    to_tools_list: float
+    first_call: float
+    after_store_open: float | None
+
+
+def first_call_once(args: list[str], tool: str, arguments: dict[str, Any]) -> FirstCall:
+    """Start a server, finish the handshake, then call ``tool`` at once (as a client does)."""
+    started, started_wall = time.perf_counter(), time.time()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcore.mcp", *args, "--log-level", "info"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO_ROOT,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write((_HANDSHAKE + "\n").encode())
+    proc.stdin.flush()
+    listed = answered = answered_wall = None
+    for line in proc.stdout:
+        reply = json.loads(line)
+        if reply.get("id") == 2:
+            listed = time.perf_counter()
+            call = {"name": tool, "arguments": arguments}
+            message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call}
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+        elif reply.get("id") == 3:
+            answered, answered_wall = time.perf_counter(), time.time()
+            if reply["result"]["isError"]:
+                raise RuntimeError(f"the first {tool} failed: {reply['result']}")
+            break
+    proc.stdin.close()
+    log = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    if listed is None or answered is None or answered_wall is None:
+        raise RuntimeError(f"the server did not answer the first call: {log[-2000:]}")
+    opened = _store_open_at(log)
+    return FirstCall(
+        to_tools_list=listed - started,
+        first_call=answered - listed,
+        after_store_open=None if opened is None else answered_wall - max(opened, started_wall),
+    )
+
+
+def _store_open_at(log: str) -> float | None:
+    """Wall-clock time of the server's "store open" log line, if it logged one."""
+    from datetime import datetime
+
+    for line in log.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("msg") == "store open":
+            return datetime.fromisoformat(entry["ts"].replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def first_calls(args: list[str], runs: int) -> dict[str, Any]:
+    """The first get_status and the first store_memory after the handshake, ``runs`` starts
+    each (after one untimed start that creates the store and warms the caches)."""
+    first_call_once(args, "get_status", {})
+    out: dict[str, Any] = {}
+    for tool, arguments in (("get_status", {}), ("store_memory", {"content": fact(1)})):
+        samples = [first_call_once(args, tool, arguments) for _ in range(runs)]
+        after = [s.after_store_open for s in samples if s.after_store_open is not None]
+        out[tool] = {
+            "first_call_s": round(statistics.median(s.first_call for s in samples), 3),
+            "after_store_open_s": round(statistics.median(after), 3) if after else None,
+            "runs": [asdict(s) for s in samples],
+        }
+    return out
 
 
 def cold_start(args: list[str], runs: int) -> list[float]:
@@ -328,6 +410,9 @@ def measure(*, quick: bool, model_path: Path | None) -> dict[str, Any]:
         base = Path(work)
         args = [*model_args(model_path), "--log-level", "warn"]
         cold = cold_start(["--data-dir", str(base / "cold"), *args], runs["cold"])
+        first = first_calls(
+            ["--data-dir", str(base / "first"), *model_args(model_path)], runs["cold"]
+        )
         stdio = anyio.run(
             stdio_round_trips,
             ["--data-dir", str(base / "stdio"), *args],
@@ -350,6 +435,7 @@ def measure(*, quick: bool, model_path: Path | None) -> dict[str, Any]:
             "min": round(min(cold), 3),
             "runs": [round(s, 3) for s in cold],
         },
+        "first_call": first,
         "stdio": stdio,
         "in_process": direct,
         "mcp_overhead_p50_ms": {
@@ -368,7 +454,8 @@ def collect(ctx: Context) -> list[Record]:
     if model_path is None:
         ctx.note("mcp: ../shared/models/all-MiniLM-L6-v2-int8 is absent; measured text-only")
     result = measure(quick=ctx.settings.quick, model_path=model_path)
-    stdio, http = result["stdio"], result["http"]
+    stdio, http, first = result["stdio"], result["http"], result["first_call"]
+    store_first = first["store_memory"]
     return [
         Record(
             name="cold start to tools/list",
@@ -377,6 +464,18 @@ def collect(ctx: Context) -> list[Record]:
             value=result["cold_start_s"]["median"],
             row="cold_start",
             runs=len(result["cold_start_s"]["runs"]),
+        ),
+        Record(
+            name="first tool call after initialize (store_memory), from the store opening",
+            group="first_call",
+            unit="s",
+            value=store_first["after_store_open_s"],
+            row="first_call",
+            runs=len(store_first["runs"]),
+            note=(
+                f"from the tools/list answer: store_memory {store_first['first_call_s']} s, "
+                f"get_status {first['get_status']['first_call_s']} s"
+            ),
         ),
         Record(
             name="MCP stdio store_memory",

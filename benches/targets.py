@@ -135,6 +135,13 @@ ROWS: tuple[Row, ...] = (
         pending_on="bench_cli.py",
     ),
     Row(
+        "first_call",
+        "first tool call after initialize, store open",
+        "s",
+        {"value": 0.1},
+        pending_on="bench_mcp.py (memcore.mcp)",
+    ),
+    Row(
         "reopen",
         "reopen a store (to first answered query)",
         "s",

@@ -137,7 +137,7 @@ def loading(data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event]]:
         rows[:, 0] = 1.0
         return rows
 
-    mem = memcore.Memory(data_dir, embedder=embedder)
+    mem = memcore.Memory(data_dir, embedder=embedder, embedding_wait=0)
     try:
         yield mem, release
     finally:

@@ -17,6 +17,7 @@ from onnx import TensorProto, helper
 from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
 from memcore.embeddings import EmbeddingService
 from memcore.embeddings import int8_graph as int8
+from memcore.embeddings.int8_graph import DERIVE_LOCK, SOURCES_FILE
 from memcore.embeddings.model_dir import spec_from_model_dir
 from memcore.embeddings.model_files import ModelFiles, ModelLoadError
 from memcore.embeddings.onnx_model import OnnxEmbedder
@@ -102,6 +103,25 @@ def test_a_text_gets_the_same_vector_alone_in_any_batch_and_from_any_thread(
         np.testing.assert_array_equal(result, alone)
 
 
+def _cached(folder: Path) -> list[str]:
+    """The graphs (and rejections) in a cache folder, without its lock and its memo."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in (DERIVE_LOCK, SOURCES_FILE))
+
+
+def test_a_warm_start_reads_the_shipped_graph_from_memory(
+    tmp_path: Path, minilm_files: ModelFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = int8.int8_files(minilm_files, _passing_check, folder=tmp_path)
+    assert (tmp_path / SOURCES_FILE).is_file()
+
+    def not_again(*args: object) -> None:
+        raise AssertionError("the shipped graph was read again")
+
+    monkeypatch.setattr(int8, "op_types", not_again)
+    monkeypatch.setattr(int8, "sha256_of", not_again)
+    assert int8.int8_files(minilm_files, _passing_check, folder=tmp_path) == first
+
+
 def test_a_cached_graph_is_reused_not_derived_again(
     tmp_path: Path, minilm_files: ModelFiles, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,7 +134,7 @@ def test_a_cached_graph_is_reused_not_derived_again(
     monkeypatch.setattr(int8, "derive", no_second_derivation)
     again = int8.int8_files(minilm_files, _passing_check, folder=tmp_path)
     assert again == first and again.model.stat().st_mtime_ns == made
-    assert [p.name for p in tmp_path.iterdir()] == [first.model.name], "no leftovers"
+    assert _cached(tmp_path) == [first.model.name], "no leftovers"
 
 
 def test_a_graph_that_strays_is_rejected_once_and_for_all(
@@ -127,7 +147,7 @@ def test_a_graph_that_strays_is_rejected_once_and_for_all(
         kept = int8.int8_files(minilm_files, lambda candidate: 0.5, folder=tmp_path)
     assert kept == minilm_files
     assert "rejected" in caplog.text
-    assert [p.suffix for p in tmp_path.iterdir()] == [".rejected"]
+    assert [Path(name).suffix for name in _cached(tmp_path)] == [".rejected"]
     monkeypatch.setattr(int8, "derive", lambda *args: pytest.fail("derived again"))
     assert int8.int8_files(minilm_files, _passing_check, folder=tmp_path) == minilm_files
 

@@ -78,8 +78,10 @@ def test_loading_then_ready_for_a_real_model() -> None:
         assert service.status == "loading"
         # The shared folder holds the registry's MiniLM files, so it has the registry id.
         assert (service.model_id, service.dim) == ("minilm", 384)
-        with pytest.raises(EmbeddingError, match=r"^Embedding service not ready$"):
+        with pytest.raises(EmbeddingError, match=r"^Embedding service not ready: ") as early:
             service.embed_query("too early")
+        assert "'minilm' is still loading" in str(early.value)
+        assert early.value.details == {"model": "minilm", "state": "loading", "waited_seconds": 0.0}
         service.start()
         service.start()  # idempotent
         assert service.wait_ready(READY_TIMEOUT)
@@ -111,8 +113,9 @@ def test_constructor_never_waits_and_calls_get_not_ready_while_loading() -> None
         for call in _embed_calls(service):
             with pytest.raises(EmbeddingError) as caught:
                 call()
-            assert str(caught.value) == "Embedding service not ready"
+            assert str(caught.value).startswith("Embedding service not ready: ")
             assert caught.value.code == "EMBEDDING_ERROR"
+            assert caught.value.details["state"] == "loading"
         assert service.count_tokens("twelve chars") == 3  # estimate while loading
         assert not service.wait_ready(timeout=0.05)
         release.set()
@@ -122,6 +125,33 @@ def test_constructor_never_waits_and_calls_get_not_ready_while_loading() -> None
     finally:
         release.set()
         service.close()
+
+
+def test_a_call_made_while_loading_waits_for_the_model() -> None:
+    release = threading.Event()
+
+    def gated(texts: list[str]) -> np.ndarray:
+        release.wait(READY_TIMEOUT)
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    service = EmbeddingService(embedder=gated, wait=READY_TIMEOUT)
+    try:
+        assert service.status == "loading" and service.wait == READY_TIMEOUT
+        answers: list[np.ndarray] = []
+        caller = threading.Thread(target=lambda: answers.append(service.embed_query("q")))
+        caller.start()
+        release.set()
+        caller.join(READY_TIMEOUT)
+        assert len(answers) == 1 and answers[0].shape == (4,)
+    finally:
+        release.set()
+        service.close()
+
+
+def test_the_wait_must_be_a_number_of_seconds() -> None:
+    for bad in (-1, float("inf"), True, "5"):
+        with pytest.raises(InvalidParameterError, match="embedding_wait"):
+            EmbeddingService(autostart=False, wait=bad)  # type: ignore[arg-type]
 
 
 def test_bad_model_path_fails_with_the_reason(tmp_path: Path) -> None:
@@ -135,7 +165,14 @@ def test_bad_model_path_fails_with_the_reason(tmp_path: Path) -> None:
     for call in _embed_calls(service):
         with pytest.raises(EmbeddingError) as caught:
             call()
-        assert str(caught.value) == f"Embedding service failed to load: {service.error}"
+        message = str(caught.value)
+        assert message.startswith(f"Embedding service failed to load: {service.error} Fix: ")
+        assert "--model-path DIR" in message  # the remedy comes with the reason
+        assert caught.value.details == {
+            "model": "path:no-such-model",
+            "state": "failed",
+            "error": service.error,
+        }
     assert service.count_tokens("abcdefgh") == 2  # token budgets keep working
 
 

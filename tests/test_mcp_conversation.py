@@ -189,3 +189,24 @@ def test_project_selects_the_namespace_over_stdio(server: SyncClient) -> None:
     assert all(s["path"].startswith("/default") for s in ours["summaries"])
     everyone = server.ok("memory_list_dir_with_abstract", {"all_namespaces": True, "depth": 1})
     assert {"/default", "/tenant-b"} <= {s["path"] for s in everyone["summaries"]}
+
+
+def test_relative_paths_given_with_content_stay_as_given(server: SyncClient) -> None:
+    # The server runs in the repository folder; a relative path the agent sends with its
+    # content names a file of the agent's workspace, not of the server's working directory.
+    doc = {"path": "./src/../src/billing.py", "content": "RATE = 3\n"}
+    first = server.ok(
+        "record_turn",
+        _turn("rel", "t1", "raise the rate", {"tool": "EDIT", "documents": [doc]}),
+    )
+    recorded = first["procedures"][0]["documents"][0]
+    assert recorded["path"] == "src/billing.py"
+    history = server.ok("get_document_history", {"path": "src/billing.py"})
+    assert [v["version"] for v in history["versions"]] == [recorded["version"]]
+    hashed = {"path": "src/billing.py", "content_hash": "ab" * 32}
+    second = server.ok(
+        "record_turn", _turn("rel", "t2", "check it", {"tool": "READ", "documents": [hashed]})
+    )
+    assert second["procedures"][0]["documents"][0]["path"] == "src/billing.py"
+    preview = server.ok("read_document", {"path": "src/billing.py", "content": "RATE = 3\n"})
+    assert (preview["path"], preview["changed"]) == ("src/billing.py", True)

@@ -219,7 +219,10 @@ def test_a_first_request_other_than_a_clean_initialize_goes_to_the_sdk(
 @pytest.mark.parametrize(
     "message",
     [
-        request(2, "tools/call", {"name": "get_status", "arguments": {}}),
+        request(2, "tools/call", {"name": 5, "arguments": {}}),
+        request(2, "tools/call", {"name": "get_status", "arguments": []}),
+        request(2, "tools/call", {"name": "get_status", "task": {}}),
+        request(2, "tools/call", {"name": "x", "_meta": {"io.modelcontextprotocol/y": 1}}),
         request(2, "tools/list", {"cursor": 5}),
         request(2, "tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "x"}}),
         request(2, "ping", {"cursor": "x"}),
@@ -227,10 +230,32 @@ def test_a_first_request_other_than_a_clean_initialize_goes_to_the_sdk(
         request(2, "resources/list"),
     ],
 )
-def test_after_initialize_only_tools_list_and_ping_are_answered(message: dict[str, Any]) -> None:
+def test_after_initialize_only_tools_list_ping_and_clean_calls_are_taken(
+    message: dict[str, Any],
+) -> None:
     early = EarlyAnswers([])
     assert early.step(json.dumps(initialize())).reply is not None
     assert early.step(json.dumps(message)) == HAND_OFF
+
+
+@pytest.mark.parametrize(
+    ("params", "arguments"),
+    [
+        ({"name": "get_status", "arguments": {}}, {}),
+        ({"name": "recall"}, None),
+        ({"name": "recall", "arguments": {"query": "x"}, "_meta": {"progressToken": 7}}, None),
+    ],
+)
+def test_a_clean_tool_call_after_initialize_is_run_early(
+    params: dict[str, Any], arguments: dict[str, Any] | None
+) -> None:
+    early = EarlyAnswers([])
+    early.step(json.dumps(initialize()))
+    step = early.step(json.dumps(request("c", "tools/call", params)))
+    assert (step.reply, step.replay, step.hand_off) == (None, False, False)
+    assert step.call is not None
+    assert (step.call.request_id, step.call.name) == ("c", params["name"])
+    assert step.call.arguments == params.get("arguments")
 
 
 @pytest.mark.parametrize(

@@ -142,9 +142,19 @@ def test_the_sdk_client_without_a_token_cannot_connect(server: Server) -> None:
     assert refused.group_contains(MCPError, depth=None)
 
 
-def test_tools_list_follows_the_profile(alice: SyncClient) -> None:
+#: Tools only admin callers may call: a tenant's tools/list leaves them out.
+ADMIN_ONLY = {"index_project", "reset_all_memory"}
+
+
+def test_tools_list_follows_the_profile_and_the_callers_rights(
+    server: Server, alice: SyncClient
+) -> None:
     chosen = {*CORE_TOOLS, *EXTRA}
-    assert alice.tool_names() == [name for name in ALL_TOOLS if name in chosen]
+    assert chosen >= ADMIN_ONLY
+    with http_session(server.url, server.tokens["admin"]) as admin:
+        assert admin.tool_names() == [name for name in ALL_TOOLS if name in chosen]
+    # A tenant is not offered what it would be refused (it is still refused if it asks).
+    assert alice.tool_names() == [name for name in ALL_TOOLS if name in chosen - ADMIN_ONLY]
 
 
 # -- tenants -----------------------------------------------------------------------------------
@@ -374,4 +384,4 @@ def test_zz_admin_reset_wipes_every_namespace(server: Server, alice: SyncClient)
         assert "path" in admin.ok("get_status")["store"]
     assert alice.ok("get_status")["counts"]["memories"] == 0
     result = alice.call("search_memories", {"query": "vault"})
-    assert payload_of(result) == {"memories": []}
+    assert payload_of(result)["memories"] == []

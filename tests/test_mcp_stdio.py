@@ -292,21 +292,18 @@ def test_answers_before_the_model_is_ready_then_round_trips_with_minilm(home: Pa
         pytest.skip(f"test model not found at {MINILM_DIR}")
     gate = home / "model-gate"
     args = ["--data-dir", str(home / "minilm-store"), "--model-path", str(MINILM_DIR)]
+    args += ["--embedding-wait", "0.1"]
     launcher = ["-c", GATED_LAUNCHER, str(gate)]
     with stdio_server(args, server_env(home), home / "minilm.log", launcher=launcher) as client:
         assert client.tool_names() == CORE_TOOLS
         loading = client.ok("get_status")["embedding"]
         assert loading["status"] == "loading"
-        for tool, arguments in [
-            ("store_memory", {"content": "x"}),
-            ("search_memories", {"query": "x"}),
-            ("recall", {"query": "x"}),
-        ]:
-            error = client.error(tool, arguments)
-            assert (error["code"], error["message"]) == (
-                "EMBEDDING_ERROR",
-                "Embedding service not ready",
-            )
+        error = client.error("store_memory", {"content": "x"})
+        assert error["code"] == "EMBEDDING_ERROR"
+        assert error["message"].startswith("Embedding service not ready: ")
+        for tool in ("search_memories", "recall"):
+            found = client.ok(tool, {"query": "x"})
+            assert found["degraded"] == "keywords only: embedding model loading"
         gate.touch()
         ready = _wait_ready(client)
         assert (ready["status"], ready["dim"]) == ("ready", 384)
@@ -363,3 +360,14 @@ def test_exiting_while_the_model_loads_is_clean(home: Path) -> None:
     # The SDK drops requests still in flight at end of input; initialize was answered.
     replies = [json.loads(line) for line in result.stdout.splitlines()]
     assert replies[0]["id"] == 1 and "result" in replies[0]
+
+
+def test_errors_say_which_field_and_limit(server: SyncClient, tmp_path: Path) -> None:
+    huge = "x" * 900_000  # under the request limit (1 MiB), over the content limit
+    error = server.error("store_memory", {"content": huge})
+    assert error["code"] == "PAYLOAD_TOO_LARGE"
+    assert error["details"] == {"field": "content", "limit": 100_000, "size": 900_000}
+    missing = tmp_path / "no-such-project"
+    error = server.error("index_project", {"path": str(missing)})
+    assert error["code"] == "INVALID_PARAMETER"
+    assert error["details"] == {"field": "path", "path": str(missing)}

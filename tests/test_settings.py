@@ -225,3 +225,12 @@ def test_list_models_prints_the_registry_and_exits(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     for name in ("minilm", "e5_small", "e5_multi", "nomic", "bge_m3"):
         assert name in out
+
+
+def test_embedding_wait_reaches_memory_and_is_checked() -> None:
+    assert _settings([]).memory_kwargs()["embedding_wait"] == 5.0
+    assert _settings(["--embedding-wait", "0"]).embedding_wait == 0.0
+    env = {"MEMCORE_EMBEDDING_WAIT": "12.5"}
+    assert _settings([], env, names=STORE_OPTIONS).memory_kwargs()["embedding_wait"] == 12.5
+    with pytest.raises(SettingsError, match=r"--embedding-wait '-1'.*0 or more"):
+        _settings(["--embedding-wait", "-1"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import stat
 from dataclasses import dataclass
@@ -139,11 +140,15 @@ class DocumentResolver:
             else (self._root + os.sep)
         )
 
-    def canonical(self, ref: Any, field: str = "path") -> str:
+    def canonical(self, ref: Any, field: str = "path", *, on_disk: bool = True) -> str:
         """The canonical id of a path or URL.
 
         Relative paths are taken relative to the project root in local mode (an agent's
-        tools speak relative to its workspace) and to the working directory in global mode.
+        tools speak relative to its workspace). In global mode there is no such root: a
+        relative path memcore reads from disk (``on_disk``) is the file under the working
+        directory, recorded by its absolute path; one that is only named (its content or
+        hash given, or a lookup) is kept as given, normalised, since the working directory
+        of a server has nothing to do with the agent's workspace.
 
         Raises:
             InvalidParameterError: Not a path, or (local mode) outside the project root.
@@ -153,6 +158,8 @@ class DocumentResolver:
             return normalize_url(text)
         path = os.path.expanduser(text) if text.startswith("~") else text  # noqa: PTH111
         if self._root is None or self._prefix is None:
+            if not on_disk and not os.path.isabs(path):  # noqa: PTH117
+                return _as_given(path, text, field)
             return _realpath(path, text, field).replace(os.sep, "/")
         if _plainly_below(self._prefix, path):
             return path.replace(os.sep, "/")
@@ -173,6 +180,15 @@ class DocumentResolver:
         if is_url(canonical):
             return None
         return self.root / canonical if self.root is not None else Path(canonical)
+
+
+def _as_given(path: str, text: str, field: str) -> str:
+    """A relative path's id without the file system: POSIX separators, ``.`` and ``..``
+    collapsed lexically (a leading ``..`` stays: it is what the agent said)."""
+    normal = posixpath.normpath(path.replace(os.sep, "/"))
+    if normal == ".":
+        raise invalid(field, f"{text!r} names a folder, not a document.")
+    return normal
 
 
 def _plainly_below(prefix: str, path: str) -> bool:
@@ -269,7 +285,7 @@ def snapshot(
         InvalidParameterError: A URL without content, a directory, an unreadable file.
         NotFoundError: The file does not exist and `missing_ok` is False.
     """
-    canonical = resolver.canonical(ref)
+    canonical = resolver.canonical(ref, on_disk=content is None and known_hash is None)
     if content is not None:
         return _of_content(canonical, content)
     if known_hash is not None:

@@ -69,6 +69,11 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
             entry allows it (MiniLM: 1.7-2x faster, search quality unchanged; the
             int8 graph is derived on first use and cached under MEMCORE_CACHE_DIR,
             default ~/.cache/memcore). False runs the graph as shipped.
+        embedding_wait: Seconds a call that needs an embedding waits for the model,
+            which loads in the background from the moment Memory() returns (about
+            0.2 s; a first start on a machine derives the int8 graph, about 2 s more).
+            Only when loading failed or this wait ran out does the call raise
+            EmbeddingError, whose message and details say why and how to fix it.
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -94,6 +99,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         batch_size: int = 32,
         embedding_spin: bool = True,
         embedding_int8: bool = True,
+        embedding_wait: float = 60.0,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
@@ -121,6 +127,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
                 batch_size,
                 embedding_spin,
                 embedding_int8,
+                embedding_wait,
             )
         except BaseException:
             self._engine.close()
@@ -206,6 +213,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
         batch_size: int,
         spin: bool,
         int8: bool,
+        wait: float,
     ) -> EmbeddingService | None:
         if model is None and model_path is None and embedder is None:
             return None
@@ -229,6 +237,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
             batch_size=batch_size,
             spin_between_calls=spin,
             int8=int8,
+            wait=wait,
             on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
 

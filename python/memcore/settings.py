@@ -47,6 +47,7 @@ class Settings:
     cache_size: int = 1000
     batch_size: int = 32
     float_embeddings: bool = False
+    embedding_wait: float = 5.0
     timeout: float = 60.0
     log_level: str = "info"
     force_model: bool = False
@@ -79,6 +80,7 @@ class Settings:
             "cache_size": self.cache_size,
             "batch_size": self.batch_size,
             "embedding_int8": not self.float_embeddings,
+            "embedding_wait": self.embedding_wait,
         }
 
 
@@ -115,6 +117,16 @@ def _rate(text: str) -> float:
         raise ValueError("expected requests per second, 0 or more (0: no limit)") from None
     if not 0 <= value < float("inf"):
         raise ValueError("expected requests per second, 0 or more (0: no limit)")
+    return value
+
+
+def _wait_seconds(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number of seconds, 0 or more") from None
+    if not 0 <= value < float("inf"):
+        raise ValueError("expected a number of seconds, 0 or more")
     return value
 
 
@@ -238,6 +250,12 @@ OPTIONS: dict[str, Option] = {
             "run the embedding model as shipped, without int8 products",
             is_flag=True,
         ),
+        Option(
+            "embedding_wait",
+            _wait_seconds,
+            "seconds a call that embeds waits for a model still loading (5)",
+            "SECONDS",
+        ),
         Option("timeout", _seconds, "seconds a call waits for the store to open (60)", "SECONDS"),
         Option(
             "log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)", "LEVEL"
@@ -278,6 +296,7 @@ STORE_OPTIONS = (
     "cache_size",
     "batch_size",
     "float_embeddings",
+    "embedding_wait",
     "timeout",
     "log_level",
     "force_model",

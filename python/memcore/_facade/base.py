@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from memcore.errors import EmbeddingError, invalid
+from memcore.errors import EmbeddingError, PayloadTooLargeError, invalid
 
 if TYPE_CHECKING:
     from memcore._core import Engine
@@ -15,6 +15,29 @@ if TYPE_CHECKING:
 
 Vector = npt.NDArray[np.float32]
 VectorLike = npt.ArrayLike
+
+#: The core's limit on one text (a memory's content, a turn's texts), in UTF-8 bytes
+#: (MAX_CONTENT_BYTES in rust/memcore/src/memory.rs). Checked here first so the error
+#: carries the field, the limit and the size, and no embedding is spent on a text the core
+#: would refuse.
+MAX_TEXT_BYTES = 100_000
+
+
+def check_text_size(field: str, text: str, advice: str) -> None:
+    """Refuse a text over :data:`MAX_TEXT_BYTES`.
+
+    Raises:
+        PayloadTooLargeError: With ``details`` ``{field, limit, size}``.
+    """
+    if len(text) * 4 <= MAX_TEXT_BYTES:  # no encoding needed: 4 bytes per char at most
+        return
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        error = PayloadTooLargeError(
+            f"{field} is {size} bytes; the limit is {MAX_TEXT_BYTES}. {advice}"
+        )
+        error.details = {"field": field, "limit": MAX_TEXT_BYTES, "size": size}
+        raise error
 
 
 class FacadeBase:
@@ -43,9 +66,12 @@ class FacadeBase:
         if vector is not None:
             return as_vector(vector)
         if self._embeddings is None:
-            raise EmbeddingError(
-                "No embedding model is configured; pass vector=… or open Memory with a model."
+            error = EmbeddingError(
+                "No embedding model is configured; pass vector=… or open Memory with a model "
+                "(model='minilm', model_path=DIR or embedder=…)."
             )
+            error.details = {"model": None, "state": "disabled"}
+            raise error
         if query is None:
             raise invalid("query", "Pass a query text or a vector.")
         return self._embeddings.embed_query(query)

@@ -6,13 +6,15 @@ Rules and algorithms are the core's (versioning by content hash, exactly-once tu
 scoring and packing); this layer canonicalises document ids, reads and hashes files,
 embeds user texts and queries, and converts values.
 
-Embeddings: a turn's user text is embedded when the model is ready. While it is still
-loading, or after it failed, the turn is recorded without a vector rather than refused
+Embeddings: a turn's user text is embedded once the model is ready; a model still
+loading is waited for (`embedding_wait`). When it is still loading after that, or it
+failed, the turn is recorded without a vector rather than refused
 (`TurnResult.embedded` is False): a turn logs tool calls that already happened and
 cannot be replayed later, and the core's exactly-once rule means a retry could not add
 the vector either. Such a turn is found by keyword search and shared documents.
 Queries follow `recall`: BM25 and documents only when no model is configured or it
-failed; EmbeddingError while it is loading (`memory_before_turn` falls back instead).
+failed; EmbeddingError while it is still loading after the wait (`memory_before_turn`
+falls back instead).
 
 Token budgets are charged with the core's estimate, ceil(characters / 4)
 (`estimate_tokens`); `count_tokens` gives the embedding tokenizer's count.
@@ -28,7 +30,7 @@ from typing import Any
 
 from memcore import _core, lifecycle
 from memcore._core import Engine
-from memcore._facade.base import Vector, VectorLike, as_vector
+from memcore._facade.base import Vector, VectorLike, as_vector, check_text_size
 from memcore._facade.search import SearchAPI
 from memcore._time import TimeLike, iso, now_micros, optional_datetime, optional_micros
 from memcore.code.overview import with_projects
@@ -200,10 +202,14 @@ class ConversationAPI(SearchAPI):
         """A document's versions oldest first, each with its provenance and the turns
         (and tools) that touched it, plus volatility and familiarity.
 
+        In global mode a relative path is looked up as given (the id a document sent
+        with its content gets); a file memcore read from disk is found by its path
+        (absolute, or the one `document_id` gives).
+
         Raises:
             NotFoundError: No turn ever touched the document.
         """
-        canonical = self._document_resolver().canonical(path)
+        canonical = self._document_resolver().canonical(path, on_disk=False)
         return DocumentHistory.from_core(
             self._engine.document_history(self._ns(namespace), canonical)
         )
@@ -256,7 +262,10 @@ class ConversationAPI(SearchAPI):
         if not isinstance(query, str):
             raise invalid("query", "query must be a string.")
         resolver = self._document_resolver()
-        docs = [resolver.canonical(d, "documents") for d in _sequence(documents, "documents")]
+        docs = [
+            resolver.canonical(d, "documents", on_disk=False)
+            for d in _sequence(documents, "documents")
+        ]
         if not query.strip() and not docs:
             raise invalid("query", "Pass a non-empty query, or documents to look up.")
         q: Vector | None
@@ -329,7 +338,10 @@ class ConversationAPI(SearchAPI):
         items = lifecycle.as_items(current_input, "current_input")
         ns = self._ns(namespace)
         resolver = self._document_resolver()
-        docs = [resolver.canonical(d, "documents") for d in _sequence(documents, "documents")]
+        docs = [
+            resolver.canonical(d, "documents", on_disk=False)
+            for d in _sequence(documents, "documents")
+        ]
         query = lifecycle.query_text(items)
         estimate = Engine.estimate_tokens
         room = _count("max_input_tok", max_input_tok) - sum(
@@ -531,6 +543,9 @@ class ConversationAPI(SearchAPI):
         """One native record_turn with the user text's vector when one can be had."""
         if not isinstance(user_text, str) or not user_text.strip():
             raise invalid("user_text", "user_text must be the non-empty text of the user.")
+        check_text_size("user_text", user_text, "Record a shorter message.")
+        if isinstance(agent_text, str):
+            check_text_size("agent_text", agent_text, "Record a shorter answer.")
         if vector is None and self._embeddings is not None and self._embeddings.status == "ready":
             # A retried turn (thin clients retry after_turn) is answered without paying
             # for an embedding that the core would discard.
@@ -570,6 +585,8 @@ class ConversationAPI(SearchAPI):
         if vector is not None:
             return as_vector(vector)
         service = self._embeddings
+        if service is not None and service.status == "loading":
+            service.wait_ready(service.wait)
         if service is None or service.status != "ready":
             return None
         try:

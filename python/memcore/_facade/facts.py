@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from memcore._facade.base import VectorLike
+from memcore._facade.base import VectorLike, check_text_size
 from memcore._facade.search import SearchAPI, action_for
 from memcore._time import TimeLike, optional_micros, to_micros
 from memcore.errors import invalid
 from memcore.records import MemoryRecord, StoreResult, SupersedeResult
 
 _UNSET: Any = object()
+_SPLIT_ADVICE = "Store a shorter fact, or split it into several memories."
 
 
 def _metadata_json(metadata: Any) -> str | None:
@@ -104,6 +105,7 @@ class FactsAPI(SearchAPI):
         """
         if not isinstance(content, str):
             raise invalid("content", "content must be a string.")
+        check_text_size("content", content, _SPLIT_ADVICE)
         ns = self._ns(namespace)
         passage_vector = self._passage_vector(content, vector) if content.strip() else None
         raw = self._engine.store_memory(
@@ -156,6 +158,8 @@ class FactsAPI(SearchAPI):
         texts = list(contents)
         if not all(isinstance(t, str) for t in texts):
             raise invalid("contents", "contents must be a sequence of strings.")
+        for i, text in enumerate(texts):
+            check_text_size(f"contents[{i}]", text, _SPLIT_ADVICE)
         matrix = None
         if vectors is not None:
             matrix = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -211,6 +215,8 @@ class FactsAPI(SearchAPI):
         ns = self._ns(namespace)
         if content is not None and not isinstance(content, str):
             raise invalid("content", "content must be a string.")
+        if content is not None:
+            check_text_size("content", content, _SPLIT_ADVICE)
         new_vector = None
         if content is not None and content.strip():
             new_vector = self._passage_vector(content, vector)

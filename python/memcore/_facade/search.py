@@ -134,11 +134,13 @@ class SearchAPI(FacadeBase):
         weights: tuple[float, float, float] | str = "default",
         mode: FusionModeName = "zscore",
         namespace: str | None = None,
+        semantic: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search: vector + BM25 (+ graph PPR), z-score fused.
 
-        Falls back to BM25 alone when no embedding model is configured or it
-        failed to load (it raises EmbeddingError only while still loading).
+        Falls back to BM25 and the graph alone when no embedding model is configured
+        or it failed to load. A model still loading is waited for (``embedding_wait``);
+        EmbeddingError is raised only if it is still loading after that.
 
         Args:
             query: Natural-language query.
@@ -149,9 +151,15 @@ class SearchAPI(FacadeBase):
                 (0.40, 0.15, 0.45). A signal no candidate has (no graph) gives its
                 share to the others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
+            semantic: False ranks by keywords and the graph without embedding the
+                query (what the MCP server does while the model is unavailable).
         """
         text = _query_text(query)
-        q = as_vector(vector) if vector is not None else self._optional_query_vector(text)
+        q: Any = None
+        if vector is not None:
+            q = as_vector(vector)
+        elif semantic:
+            q = self._optional_query_vector(text)
         rows = self._engine.recall(
             self._ns(namespace),
             text,
@@ -172,11 +180,13 @@ class SearchAPI(FacadeBase):
         *,
         vector: VectorLike | None = None,
         namespace: str | None = None,
+        semantic: bool = True,
     ) -> list[SearchHit]:
-        """The agent-facing search: hybrid, 1-20 results, superseded memories filtered."""
+        """The agent-facing search: hybrid, 1-20 results, superseded memories filtered
+        (``semantic`` as in :meth:`recall`)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
             raise invalid("limit", f"limit must be an integer from 1 to 20, got {limit!r}.")
-        return self.recall(query, limit, vector=vector, namespace=namespace)
+        return self.recall(query, limit, vector=vector, namespace=namespace, semantic=semantic)
 
     def _optional_query_vector(self, text: str) -> Any:
         """The query embedding, or None when embeddings are off or failed."""

@@ -21,7 +21,7 @@ from memcore.code.languages import line_comment_prefix
 from memcore.code.specs import SPECS
 from memcore.code.syntax import Segment, segment_tree
 from memcore.code.windows import window_ranges
-from memcore.errors import InvalidParameterError
+from memcore.errors import invalid
 
 logger = logging.getLogger(__name__)
 
@@ -125,12 +125,14 @@ def supports_syntax_chunking(language: str) -> bool:
 
 def _check_sizes(max_chunk_lines: int, window: int, overlap: int) -> None:
     if not 1 <= window <= max_chunk_lines:
-        raise InvalidParameterError(
-            f"window must be between 1 and max_chunk_lines ({max_chunk_lines}), got {window}."
+        raise invalid(
+            "window",
+            f"window must be between 1 and max_chunk_lines ({max_chunk_lines}), got {window}.",
         )
     if not 0 <= overlap < window:
-        raise InvalidParameterError(
-            f"overlap must be at least 0 and less than window ({window}), got {overlap}."
+        raise invalid(
+            "overlap",
+            f"overlap must be at least 0 and less than window ({window}), got {overlap}.",
         )
 
 

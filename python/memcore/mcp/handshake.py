@@ -1,11 +1,15 @@
 """The MCP handshake answered from memcore's own data while the SDK is still loading.
 
-Importing the MCP SDK takes about a second, most of the time to a first ``tools/list``.
-Three requests of a handshake-era (``initialize``) session need nothing from it:
-``initialize`` (its answer is fixed: our identity, instructions and capabilities, plus the
-negotiated version), ``tools/list`` (our specs) and ``ping``. :class:`EarlyAnswers` answers
-those and tells the transport what the SDK must still see once it runs (``stdio``): every
-line except the stateless requests answered here. ``initialize`` is answered *and* handed
+Importing the MCP SDK takes about a second, most of the time to a first ``tools/list`` and,
+if clients had to wait for it, to a first tool call. The requests of a handshake-era
+(``initialize``) session need nothing from it: ``initialize`` (its answer is fixed: our
+identity, instructions and capabilities, plus the negotiated version), ``tools/list`` (our
+specs), ``ping``, and ``tools/call``, which memcore's own ``Dispatcher`` runs whatever the
+transport (the SDK's handler only wraps its outcome in a ``CallToolResult``).
+:class:`EarlyAnswers` answers the first three, hands a well-formed tool call back to the
+transport to run (:class:`EarlyCall`, answered with :func:`tool_call_reply`), and tells the
+transport what the SDK must still see once it runs (``stdio``): every line except the
+stateless requests answered here. ``initialize`` is answered *and* handed
 on, so the SDK's session has the state and protocol era it would have had; its own reply to
 it is then dropped (see ``stdio``).
 
@@ -23,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memcore.mcp.dispatch import Outcome
 from memcore.mcp.listing import (
     INSTRUCTIONS,
     SERVER_DESCRIPTION,
@@ -45,6 +50,15 @@ _IMPLEMENTATION_TEXT = frozenset({"name", "version", "title", "description", "we
 
 
 @dataclass(frozen=True, slots=True)
+class EarlyCall:
+    """A ``tools/call`` to run before the SDK has loaded (its envelope already checked)."""
+
+    request_id: RequestId
+    name: str
+    arguments: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     """What to do with one line read before the SDK runs.
 
@@ -52,11 +66,13 @@ class Step:
         reply: A JSON-RPC line to write now, if this module answers the line.
         replay: Whether the SDK must still read the line once it runs.
         hand_off: Whether to stop answering here: the SDK takes over from this line on.
+        call: A tool call for the transport to run and answer (:func:`tool_call_reply`).
     """
 
     reply: str | None
     replay: bool
     hand_off: bool
+    call: EarlyCall | None = None
 
 
 #: The SDK answers this line and everything after it.
@@ -113,7 +129,22 @@ class EarlyAnswers:
             return Step(reply=_reply(request_id, self._tools_json), replay=False, hand_off=False)
         if method == "ping" and _plain(params):
             return Step(reply=_reply(request_id, "{}"), replay=False, hand_off=False)
+        if method == "tools/call":
+            call = _tool_call(request_id, params)
+            if call is not None:
+                return Step(reply=None, replay=False, hand_off=False, call=call)
         return HAND_OFF
+
+
+def tool_call_reply(request_id: RequestId, outcome: Outcome) -> str:
+    """The JSON-RPC answer to a tool call, as the SDK writes the ``CallToolResult`` that
+    ``server.build_server`` makes of the same outcome."""
+    result = {
+        "content": [{"type": "text", "text": outcome.text}],
+        "structuredContent": outcome.payload,
+        "isError": outcome.is_error,
+    }
+    return _reply(request_id, _dumps(result))
 
 
 def negotiate(requested: str) -> str:
@@ -201,6 +232,20 @@ def _plain(params: Any, *optional_strings: str) -> bool:
         elif key not in optional_strings or not isinstance(value, str):
             return False
     return True
+
+
+def _tool_call(request_id: RequestId, params: Any) -> EarlyCall | None:
+    """The call, if its envelope certainly passes the SDK's validation: a string name and
+    an object (or no) ``arguments``, nothing else but a progress token. Malformed envelopes
+    go to the SDK, whose middleware (``envelope``) turns them into tool errors."""
+    if not isinstance(params, dict) or not set(params) <= {"name", "arguments", "_meta"}:
+        return None
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+        return None
+    if "_meta" in params and not _progress_meta(params["_meta"]):
+        return None
+    return EarlyCall(request_id, name, arguments)
 
 
 def _progress_meta(meta: Any) -> bool:

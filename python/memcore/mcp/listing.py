@@ -7,6 +7,7 @@ is still loading (``handshake``) both build from this module, so they cannot dis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memcore import __version__
@@ -26,8 +27,10 @@ INSTRUCTIONS = (
     "people, projects and how they connect with save_memory (search_nodes first, to reuse "
     "existing names); at the start of a task, retrieve_context brings back what earlier "
     "conversations did with the same request or files. Errors come back as {error: {code, "
-    "message, details}}; EMBEDDING_ERROR right after start-up means the model is still "
-    "loading (get_status shows it) and recall still works by keywords."
+    "message, details}}. Right after start-up the embedding model may still be loading: "
+    "calls that embed wait a few seconds for it; recall and search_memories then rank by "
+    "keywords and say so in `degraded`, and EMBEDDING_ERROR means the model failed or is "
+    "still loading (get_status shows which)."
 )
 
 
@@ -46,3 +49,10 @@ def tool_listing(spec: ToolSpec) -> dict[str, Any]:
             "openWorldHint": False,
         },
     }
+
+
+def listing_for(tools: Sequence[ToolSpec], *, admin: bool) -> dict[str, Any]:
+    """The ``tools/list`` result a caller sees: every enabled tool for an admin, the
+    others without the tools only admins may call (a tenant is not offered what it would
+    be refused)."""
+    return {"tools": [tool_listing(spec) for spec in tools if admin or not spec.admin_only]}

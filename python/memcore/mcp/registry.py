@@ -110,6 +110,13 @@ class ToolSpec:
         """Whether the tool belongs to ``group``."""
         return group == self.group or group in self.also_in
 
+    @property
+    def admin_only(self) -> bool:
+        """Whether only admin callers may call it (stdio, or an admin token over HTTP):
+        it acts on every namespace or reads the server's files. Other callers neither see
+        it in ``tools/list`` nor may call it."""
+        return self.store_wide or self.reads_server_files
+
 
 class ProfileError(ValueError):
     """A ``--tools`` profile names a group or tool that does not exist."""

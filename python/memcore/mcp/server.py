@@ -32,7 +32,7 @@ from memcore.mcp.listing import (
     SERVER_NAME,
     SERVER_TITLE,
     SERVER_VERSION,
-    tool_listing,
+    listing_for,
 )
 
 CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
@@ -43,15 +43,20 @@ def build_server(dispatcher: Dispatcher, host: StoreHost, caller_of: CallerOf) -
 
     Its lifespan closes the store when the transport stops.
     """
-    # Built once: the list never changes while the server runs.
-    listing = ListToolsResult.model_validate(
-        {"tools": [tool_listing(spec) for spec in dispatcher.tools]}
-    )
+    # Built once per kind of caller: the lists never change while the server runs.
+    listings = {
+        admin: ListToolsResult.model_validate(listing_for(dispatcher.tools, admin=admin))
+        for admin in (True, False)
+    }
 
     async def list_tools(
         ctx: ServerRequestContext[None, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return listing
+        try:
+            admin = caller_of(ctx).admin
+        except MemcoreError:
+            admin = False  # unreachable behind the token check; show the least
+        return listings[admin]
 
     async def call_tool(
         ctx: ServerRequestContext[None, Any], params: CallToolRequestParams

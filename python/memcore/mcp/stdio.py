@@ -2,8 +2,10 @@
 ``stdio_server`` for the rest of the session.
 
 Importing the SDK takes about a second, so :func:`serve` imports it in a background thread
-and meanwhile answers the handshake with ``handshake.EarlyAnswers``. It stops at the first
-line that needs the SDK, or the first line read once the SDK has loaded. The lines the SDK
+and meanwhile answers the handshake with ``handshake.EarlyAnswers`` and runs well-formed tool
+calls through the ``Dispatcher`` (which needs no SDK), so a first call waits for the store at
+most, not for the import. It stops at the first line that needs the SDK, or the first line
+read once the SDK has loaded. The lines the SDK
 must still see (``initialize`` among them) are then replayed to ``stdio_server`` ahead of
 the rest of stdin, and the SDK's own reply to the ``initialize`` answered early is dropped:
 the client gets one answer per request, the one the SDK alone would have given.
@@ -33,7 +35,7 @@ import anyio.to_thread
 
 from memcore.mcp import wire
 from memcore.mcp.dispatch import Caller, Dispatcher
-from memcore.mcp.handshake import HAND_OFF, EarlyAnswers
+from memcore.mcp.handshake import HAND_OFF, EarlyAnswers, tool_call_reply
 from memcore.mcp.host import StoreHost
 
 _log = logging.getLogger("memcore.mcp")
@@ -47,8 +49,8 @@ async def serve(dispatcher: Dispatcher, host: StoreHost, caller: Caller) -> None
     store opens once the SDK has loaded and is closed on the way out."""
     early = EarlyAnswers(dispatcher.tools)
     with wire.claimed() as (reader, writer):
-        # The store and the model open only once the SDK is in: their imports would
-        # compete with the SDK's for the interpreter and delay the first calls.
+        # The store and the model open once the SDK is in, or at the first early tool call
+        # that needs them: their imports would compete with the SDK's for the interpreter.
         sdk = SdkLoader(on_loaded=host.start)
         try:
             async with anyio.create_task_group() as group:
@@ -56,7 +58,7 @@ async def serve(dispatcher: Dispatcher, host: StoreHost, caller: Caller) -> None
                 # imports are then done, and a stop at any point closes the store.
                 await group.start(_stop_on_signal, group.cancel_scope, host)
                 sdk.start()
-                replay = await _answer_early(early, reader, writer, sdk)
+                replay = await _answer_early(early, reader, writer, sdk, dispatcher, caller)
                 await sdk.wait()
                 await _serve_with_sdk(
                     dispatcher, host, caller, _Replay(replay, reader), writer, early
@@ -115,10 +117,18 @@ class SdkLoader:
 
 
 async def _answer_early(
-    early: EarlyAnswers, reader: TextIO, writer: TextIO, sdk: SdkLoader
+    early: EarlyAnswers,
+    reader: TextIO,
+    writer: TextIO,
+    sdk: SdkLoader,
+    dispatcher: Dispatcher,
+    caller: Caller,
 ) -> list[str]:
     """Answer what ``early`` can until a line needs the SDK, the SDK has loaded or the
-    input ends; the lines read that the SDK must still read, in order."""
+    input ends; the lines read that the SDK must still read, in order.
+
+    Tool calls run here one at a time (the SDK runs them concurrently): the first calls of
+    a session are answered without waiting for the SDK's import."""
     replay: list[str] = []
     while not sdk.done:
         # Abandoned if a signal cancels the wait: nothing interrupts the blocked read, and
@@ -127,6 +137,10 @@ async def _answer_early(
         if not line:
             break
         step = HAND_OFF if sdk.done else early.step(line)
+        if step.call is not None:
+            outcome = await dispatcher.call(step.call.name, step.call.arguments, caller)
+            reply = tool_call_reply(step.call.request_id, outcome)
+            await anyio.to_thread.run_sync(_write, writer, reply)
         if step.reply is not None:
             await anyio.to_thread.run_sync(_write, writer, step.reply)
         if step.replay:

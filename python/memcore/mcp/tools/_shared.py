@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memcore.mcp import schema
 
 if TYPE_CHECKING:
+    from memcore.memory import Memory
     from memcore.records import MemoryRecord, SearchHit
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
@@ -16,6 +17,17 @@ SOURCES = ("explicit", "extracted")
 MAX_SEARCH_RESULTS = 50
 #: Most memories one listing page returns (the core's limit).
 MAX_PAGE = 1000
+#: How a hybrid search behaves without a usable embedding model (for tool descriptions).
+HYBRID_WITHOUT_MODEL = (
+    " Without an embedding model (off or failed) it ranks by keywords and the graph; a "
+    "model still loading is waited for a few seconds, then the call answers EMBEDDING_ERROR."
+)
+#: How a tool that embeds what it saves behaves without a usable model.
+SAVED_WITHOUT_MODEL = (
+    " What it saves is embedded: a model still loading is waited for a few seconds, then "
+    "the call answers EMBEDDING_ERROR and saves nothing; without a model (off or failed) "
+    "it saves without vectors (found by keywords and the graph)."
+)
 
 
 def memory_id(description: str = 'The memory\'s id ("mem_…").') -> schema.Schema:
@@ -94,3 +106,30 @@ def hit_out(hit: SearchHit) -> dict[str, Any]:
 def optional(arguments: Mapping[str, Any], *names: str) -> dict[str, Any]:
     """The named arguments the caller gave, as keyword arguments for the facade."""
     return {name: arguments[name] for name in names if name in arguments}
+
+
+def keywords_only_reason(memory: Memory) -> str | None:
+    """Why a hybrid search must rank by keywords and the graph alone, or None when the
+    model can embed the query.
+
+    A model still loading is waited for first, as long as the store's ``embedding_wait``
+    (the server's ``--embedding-wait``), so only a model that is absent, failed, or still
+    loading after that wait costs the semantic signal. The reason goes into the result as
+    ``degraded`` so the agent knows the ranking is lexical.
+    """
+    service = memory.embeddings
+    if service is None:
+        return "keywords only: no embedding model"
+    if service.status == "loading":
+        service.wait_ready(service.wait)
+    status = service.status
+    if status == "ready":
+        return None
+    if status == "loading":
+        return "keywords only: embedding model loading"
+    return f"keywords only: embedding model failed: {service.error}"
+
+
+def with_degraded(result: dict[str, Any], reason: str | None) -> dict[str, Any]:
+    """``result`` with ``degraded`` set when the search ran on keywords only."""
+    return result if reason is None else {**result, "degraded": reason}

@@ -16,7 +16,7 @@ from memcore.errors import NotFoundError
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._index_jobs import KEY, IndexJobs
-from memcore.mcp.tools._shared import optional, search_limit
+from memcore.mcp.tools._shared import HYBRID_WITHOUT_MODEL, optional, search_limit
 
 
 def _jobs(call: ToolCall) -> IndexJobs:
@@ -167,7 +167,7 @@ _SPECS = (
             "(getUserName also matches 'user name'): hybrid semantic + keyword search over "
             "indexed projects. Returns {results}, best first: file_path, start_line, "
             "end_line, name, chunk_type, language, parent_scope, snippet, relevance_score "
-            "(0-1), scores, project_id."
+            "(0-1), scores, project_id." + HYBRID_WITHOUT_MODEL
         ),
         input_schema=schema.arguments(
             {

@@ -26,7 +26,7 @@ from memcore.errors import UnauthorizedError
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._conversation_shapes import context_out, history_out, read_out, turn_out
-from memcore.mcp.tools._shared import optional
+from memcore.mcp.tools._shared import HYBRID_WITHOUT_MODEL, optional
 
 
 def _id(description: str) -> schema.Schema:
@@ -389,6 +389,7 @@ _SPECS = (
             "which files changed since. Call it at the start of a task. Returns {text (a "
             "prompt-ready block saying why each item surfaced), token_count (within "
             "token_budget), omitted, items (the same turns, structured, best first)}."
+            + HYBRID_WITHOUT_MODEL
         ),
         input_schema=schema.arguments(
             {

@@ -11,12 +11,14 @@ from memcore.mcp.tools._shared import (
     SOURCES,
     as_of,
     hit_out,
+    keywords_only_reason,
     memories_out,
     memory_id,
     memory_out,
     optional,
     page,
     thread_id,
+    with_degraded,
 )
 
 _SHAPED_FIELDS = {
@@ -142,8 +144,12 @@ def supersede(call: ToolCall) -> dict[str, Any]:
 def search_memories(call: ToolCall) -> dict[str, Any]:
     """Hybrid search for the agent, superseded memories filtered out."""
     args = call.arguments
-    hits = call.memory.search_memories(args["query"], args["limit"], namespace=call.namespace)
-    return {"memories": [hit_out(hit) for hit in hits]}
+    memory = call.memory
+    reason = keywords_only_reason(memory)
+    hits = memory.search_memories(
+        args["query"], args["limit"], namespace=call.namespace, semantic=reason is None
+    )
+    return with_degraded({"memories": [hit_out(hit) for hit in hits]}, reason)
 
 
 def register(registry: ToolRegistry) -> None:
@@ -161,10 +167,13 @@ _SPECS = (
             "Store a new memory: one clear, standalone fact, preference or event worth keeping "
             "across conversations (e.g. 'User moved to Austin in June 2024'). Call it when the "
             "user asks you to remember something or you learn a lasting fact about them, their "
-            "work or their preferences. Always succeeds and returns {id, created, similar, "
-            "action_required}: `similar` lists existing memories that may now be outdated. "
-            "ALWAYS read action_required: when it names a supersede_memory call and the new "
-            "fact replaces the old one, make that call."
+            "work or their preferences. Returns {id, created, similar, action_required}: "
+            "`similar` lists existing memories that may now be outdated. ALWAYS read "
+            "action_required: when it names a supersede_memory call and the new fact replaces "
+            "the old one, make that call. With an embedding model configured the memory is "
+            "embedded on the way in: while the model loads the call waits a few seconds for "
+            "it; if the model failed or is still loading after that, nothing is stored and "
+            "the error (EMBEDDING_ERROR) says why and how to fix it."
         ),
         input_schema=schema.arguments(
             {
@@ -214,7 +223,9 @@ _SPECS = (
         group="facts",
         title="Update a memory",
         description=(
-            "Correct fields of an existing memory in place (new content is re-embedded). Use "
+            "Correct fields of an existing memory in place (new content is re-embedded: a "
+            "model still loading is waited for a few seconds; EMBEDDING_ERROR, nothing "
+            "changed, if it failed or is still loading). Use "
             "it to fix a mistake in a stored fact. When the world changed instead (the user "
             "moved, changed jobs), store a new memory and call supersede_memory, so history "
             "keeps the old fact. Returns the updated memory."
@@ -316,7 +327,9 @@ _SPECS = (
             "search; superseded and invalidated memories are left out). Call it before "
             "personalised answers or recommendations, when the user refers to earlier "
             "conversations, and to avoid asking for something already known. Returns "
-            "{memories}, best first, each with relevance_score (0-1)."
+            "{memories}, best first, each with relevance_score (0-1). Without a usable "
+            "embedding model (off, failed, or still loading after a few seconds) it ranks "
+            "by keywords alone and adds `degraded` saying so."
         ),
         input_schema=schema.arguments(
             {

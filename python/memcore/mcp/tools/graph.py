@@ -22,7 +22,12 @@ from memcore.mcp.tools._graph_shapes import (
     thread_id,
 )
 from memcore.mcp.tools._save_contract import CHECKED_SCHEMA, SAVE_MEMORY_SCHEMA, rejected
-from memcore.mcp.tools._shared import optional, search_limit
+from memcore.mcp.tools._shared import (
+    HYBRID_WITHOUT_MODEL,
+    SAVED_WITHOUT_MODEL,
+    optional,
+    search_limit,
+)
 
 
 def save_memory(call: ToolCall) -> dict[str, Any]:
@@ -254,6 +259,7 @@ _SPECS = (
             "result has success: false and validation_errors [{entity, value, problem, "
             "suggestion}] to fix and retry. Returns {success, created: {entities, relations}, "
             "warnings, quality_score (0-1, how well connected the entities are)}."
+            + SAVED_WITHOUT_MODEL
         ),
         input_schema=SAVE_MEMORY_SCHEMA,
         handler=save_memory,
@@ -271,7 +277,7 @@ _SPECS = (
             "content with supersedes: <observation id> (one content per item): it becomes "
             "the next version and the old one leaves current reads but stays in "
             "get_observation_history. Returns {results: [{entityName, addedObservations, "
-            "observationIds}]}."
+            "observationIds}]}." + SAVED_WITHOUT_MODEL
         ),
         input_schema=schema.arguments(
             {
@@ -365,7 +371,7 @@ _SPECS = (
             "boosted by the graph. Use it before save_memory to reuse existing entity names, "
             "and to look up what is known about a topic. Returns {entities, relations}: "
             "entities best first with their observations, observationIds and scores; "
-            "relations among them."
+            "relations among them." + HYBRID_WITHOUT_MODEL
         ),
         input_schema=schema.arguments(
             {

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._shared import as_of, hit_out, include_invalid, search_limit, thread_id
+from memcore.mcp.tools._shared import (
+    as_of,
+    hit_out,
+    include_invalid,
+    keywords_only_reason,
+    search_limit,
+    thread_id,
+    with_degraded,
+)
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
@@ -29,6 +37,23 @@ def _run(pick: Callable[[Memory], _Search]) -> Callable[[ToolCall], dict[str, An
         return {"results": [{"kind": "memory", **hit_out(hit)} for hit in hits]}
 
     return handler
+
+
+def recall(call: ToolCall) -> dict[str, Any]:
+    """Hybrid recall; on keywords and the graph alone (and saying so) without a model."""
+    args = call.arguments
+    memory = call.memory
+    reason = keywords_only_reason(memory)
+    hits = memory.recall(
+        args["query"],
+        args["limit"],
+        include_invalid=args["include_invalid"],
+        namespace=call.namespace,
+        semantic=reason is None,
+        **{name: args[name] for name in ("thread_id", "as_of") if name in args},
+    )
+    results = [{"kind": "memory", **hit_out(hit)} for hit in hits]
+    return with_degraded({"results": results}, reason)
 
 
 def _arguments(query_help: str) -> schema.Schema:
@@ -60,7 +85,9 @@ def register(registry: ToolRegistry) -> None:
             description=(
                 "Semantic (vector) search: finds memories that mean the same as the query even "
                 "with different words. Use it for paraphrased or conceptual questions. Needs "
-                f"the embedding model (EMBEDDING_ERROR while it loads). {_RESULTS}"
+                "the embedding model: waits a few seconds for one still loading, then answers "
+                "EMBEDDING_ERROR (recall and search_text work without it). "
+                f"{_RESULTS}"
             ),
             input_schema=_arguments("What to look for, in natural language."),
             handler=_run(lambda memory: memory.search),
@@ -91,11 +118,13 @@ def register(registry: ToolRegistry) -> None:
                 "The best general-purpose retrieval: hybrid search fusing semantic similarity, "
                 "keywords and the knowledge graph (Personalized PageRank over entities the "
                 "query and the best candidates mention). Use it by default to bring back what "
-                "you know about a topic, person or project; as_of looks at the past. Falls "
-                f"back to keywords when the embedding model is unavailable. {_RESULTS}"
+                "you know about a topic, person or project; as_of looks at the past. When the "
+                "embedding model is off, failed, or still loading after a few seconds' wait, "
+                "it ranks by keywords and the graph alone and the result says so in "
+                f"`degraded`. {_RESULTS}"
             ),
             input_schema=_arguments("The topic, question or situation to recall memories for."),
-            handler=_run(lambda memory: memory.recall),
+            handler=recall,
             read_only=True,
         )
     )

@@ -28,7 +28,7 @@ from memcore.code.sourcefile import (
     SkipReason,
     SourceFile,
 )
-from memcore.errors import InvalidParameterError, invalid
+from memcore.errors import InvalidParameterError
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import pytest
 import memcore
 from conftest import MINILM_DIR, require_model
 from memcore.code.chunker import chunk_file
-from memcore.code.indexer import EMBED_MAX_TOKENS
+from memcore.code.indexer import EMBED_MAX_TOKENS, passage_text
 from memcore.transfer import export_store, import_store
 
 FILES = {
@@ -164,15 +164,16 @@ def test_code_chunks_are_embedded_at_the_models_training_length(
     assert minilm.embeddings is not None
     project = write(tmp_path / "logs", {"logs.py": LONG_FUNCTION})
     [chunk] = chunk_file(LONG_FUNCTION, "python", "logs.py")
-    assert minilm.embeddings.count_tokens(chunk.content) > 2 * EMBED_MAX_TOKENS
+    passage = passage_text(chunk.content)
+    assert minilm.embeddings.count_tokens(passage) > 2 * EMBED_MAX_TOKENS
     head, whole = (
-        minilm.embeddings.embed_passages([chunk.content], max_tokens=limit)[0]
+        minilm.embeddings.embed_passages([passage], max_tokens=limit)[0]
         for limit in (EMBED_MAX_TOKENS, None)
     )
     assert float(head @ whole) < 0.99
     minilm.index_project(project, "logs")
     try:
-        # The stored vector is the chunk's first 128 tokens, not the model's 256.
+        # The stored vector is the passage's first 128 tokens, not the model's 256.
         assert _stored_cosine(minilm, "logs", head) == pytest.approx(1.0, abs=1e-3)
         assert _stored_cosine(minilm, "logs", whole) < 0.99
         # An export without vectors, imported into another store, is embedded the same way.
@@ -194,6 +195,17 @@ def test_identifier_words_match_with_bm25_alone(mem: memcore.Memory, tmp_path: P
     assert hits[0].scores.vector is None and hits[0].scores.bm25 is not None
     assert mem.search_code("send email")[0].name == "send_email"
     assert mem.search_code("fetch json", language="typescript")[0].name == "fetchJson"
+
+
+def test_a_chunk_is_embedded_without_its_file_line() -> None:
+    [chunk] = chunk_file("def greet():\n    return 'hi'\n", "python", "src/hello.py")
+    assert chunk.content.startswith("# file: src/hello.py\n")
+    assert passage_text(chunk.content) == "def greet():\n    return 'hi'"
+    nested = chunk_file(FILES["src/users.py"], "python", "src/users.py")[1]
+    assert passage_text(nested.content).startswith("# scope: class UserService\n")
+    [ts] = chunk_file(FILES["web/http.ts"], "typescript", "web/http.ts")
+    assert passage_text(ts.content).startswith("export async function fetchJson")
+    assert passage_text("x = 1  # file: not a header\n") == "x = 1  # file: not a header\n"
 
 
 def test_long_chunks_are_cut_in_the_snippet(mem: memcore.Memory, tmp_path: Path) -> None:

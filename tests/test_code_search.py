@@ -197,6 +197,35 @@ def test_identifier_words_match_with_bm25_alone(mem: memcore.Memory, tmp_path: P
     assert mem.search_code("fetch json", language="typescript")[0].name == "fetchJson"
 
 
+# Each identifier's words appear nowhere else in its file: only the split identifier matches.
+IDENTIFIER_FILES = {
+    "net.py": "def parseHttpHeader(raw):\n    return raw.partition(b':')\n",
+    "profiles.py": "def load_user_profile(uid):\n    return STORE[uid]\n",
+    "codec.ts": "export function encodeBase64(s: string): string {\n  return btoa(s);\n}\n",
+    "tables.go": "package t\n\nfunc CRC32Table() []uint32 {\n\treturn nil\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("http header", "parseHttpHeader"),  # camelCase parts
+        ("parseHttpHeader", "parseHttpHeader"),  # the whole identifier is kept
+        ("user profile", "load_user_profile"),  # snake_case parts
+        ("load_user_profile", "load_user_profile"),
+        ("base 64", "encodeBase64"),  # letter/digit boundary
+        ("encodeBase64", "encodeBase64"),
+        ("crc 32 table", "CRC32Table"),  # an acronym, digits, then a word
+    ],
+)
+def test_a_query_matches_through_split_identifiers(
+    mem: memcore.Memory, tmp_path: Path, query: str, name: str
+) -> None:
+    mem.index_project(write(tmp_path / "ids", IDENTIFIER_FILES), project_id="ids")
+    hits = mem.search_code(query, project_id="ids", limit=5)
+    assert hits and hits[0].name == name, [(h.name, h.scores) for h in hits]
+
+
 def test_a_chunk_is_embedded_without_its_file_line() -> None:
     [chunk] = chunk_file("def greet():\n    return 'hi'\n", "python", "src/hello.py")
     assert chunk.content.startswith("# file: src/hello.py\n")

@@ -253,3 +253,7 @@ def test_bad_queries(mem: memcore.Memory) -> None:
         with pytest.raises(memcore.InvalidParameterError):
             mem.search_code("x", limit=limit)
     assert mem.search_code("anything at all") == []
+    # The engine call the quality harness sweeps weights through checks them like recall.
+    for weights in ((-0.1, 0.5, 0.0), (float("nan"), 0.1, 0.0)):
+        with pytest.raises(memcore.InvalidParameterError, match="weight"):
+            mem._engine.search_code(mem.namespace, "x", weights=weights)

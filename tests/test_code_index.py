@@ -45,9 +45,12 @@ class CountingEmbedder:
             out[row, 63] += 1.0  # never an all-zero row
         return out
 
-    def files(self) -> set[str]:
-        """The files whose chunks were embedded (from the chunk headers)."""
-        return {m.group(1) for t in self.texts if (m := re.search(r"file: (\S+)", t))}
+    def files(self, root: Path) -> set[str]:
+        """The files under ``root`` whose chunks were embedded: those holding the last
+        line of an embedded text (its code; the path is not embedded)."""
+        sources = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.*")}
+        last_lines = {t.splitlines()[-1] for t in self.texts}
+        return {rel for rel, text in sources.items() if any(line in text for line in last_lines)}
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -96,7 +99,7 @@ def test_reindex_touches_only_changed_files(
     first = emem.index_project(project)
     assert (first.files_scanned, first.files_indexed, first.files_unchanged) == (3, 3, 0)
     assert first.embedded and first.chunks == first.total_chunks > 0
-    assert embedder.files() == set(PROJECT)
+    assert embedder.files(project) == set(PROJECT)
 
     embedder.texts.clear()
     again = emem.index_project(project)
@@ -108,7 +111,7 @@ def test_reindex_touches_only_changed_files(
     write(project, {"app/new.py": "def fresh():\n    return 1\n"})
     changed = emem.index_project(project)
     assert (changed.files_indexed, changed.files_unchanged, changed.files_removed) == (2, 2, 0)
-    assert embedder.files() == {"app/util.py", "app/new.py"}
+    assert embedder.files(project) == {"app/util.py", "app/new.py"}
 
 
 def test_deleted_files_drop_their_chunks(mem: memcore.Memory, project: Path) -> None:
@@ -256,7 +259,7 @@ def test_a_loading_model_is_waited_for(data_dir: Path, project: Path) -> None:
     slow = CountingEmbedder(delay=0.5)
     with memcore.Memory(data_dir, embedder=slow) as m:
         report = m.index_project(project, embed_wait=30)
-        assert report.embedded and slow.files() == set(PROJECT)
+        assert report.embedded and slow.files(project) == set(PROJECT)
 
 
 def test_a_model_still_loading_after_the_wait_gives_keywords_only(

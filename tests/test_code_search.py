@@ -14,7 +14,7 @@ import pytest
 import memcore
 from conftest import MINILM_DIR, require_model
 from memcore.code.chunker import chunk_file
-from memcore.code.indexer import EMBED_MAX_TOKENS
+from memcore.code.indexer import EMBED_MAX_TOKENS, passage_text
 from memcore.transfer import export_store, import_store
 
 FILES = {
@@ -164,15 +164,16 @@ def test_code_chunks_are_embedded_at_the_models_training_length(
     assert minilm.embeddings is not None
     project = write(tmp_path / "logs", {"logs.py": LONG_FUNCTION})
     [chunk] = chunk_file(LONG_FUNCTION, "python", "logs.py")
-    assert minilm.embeddings.count_tokens(chunk.content) > 2 * EMBED_MAX_TOKENS
+    passage = passage_text(chunk.content)
+    assert minilm.embeddings.count_tokens(passage) > 2 * EMBED_MAX_TOKENS
     head, whole = (
-        minilm.embeddings.embed_passages([chunk.content], max_tokens=limit)[0]
+        minilm.embeddings.embed_passages([passage], max_tokens=limit)[0]
         for limit in (EMBED_MAX_TOKENS, None)
     )
     assert float(head @ whole) < 0.99
     minilm.index_project(project, "logs")
     try:
-        # The stored vector is the chunk's first 128 tokens, not the model's 256.
+        # The stored vector is the passage's first 128 tokens, not the model's 256.
         assert _stored_cosine(minilm, "logs", head) == pytest.approx(1.0, abs=1e-3)
         assert _stored_cosine(minilm, "logs", whole) < 0.99
         # An export without vectors, imported into another store, is embedded the same way.
@@ -196,6 +197,46 @@ def test_identifier_words_match_with_bm25_alone(mem: memcore.Memory, tmp_path: P
     assert mem.search_code("fetch json", language="typescript")[0].name == "fetchJson"
 
 
+# Each identifier's words appear nowhere else in its file: only the split identifier matches.
+IDENTIFIER_FILES = {
+    "net.py": "def parseHttpHeader(raw):\n    return raw.partition(b':')\n",
+    "profiles.py": "def load_user_profile(uid):\n    return STORE[uid]\n",
+    "codec.ts": "export function encodeBase64(s: string): string {\n  return btoa(s);\n}\n",
+    "tables.go": "package t\n\nfunc CRC32Table() []uint32 {\n\treturn nil\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("http header", "parseHttpHeader"),  # camelCase parts
+        ("parseHttpHeader", "parseHttpHeader"),  # the whole identifier is kept
+        ("user profile", "load_user_profile"),  # snake_case parts
+        ("load_user_profile", "load_user_profile"),
+        ("base 64", "encodeBase64"),  # letter/digit boundary
+        ("encodeBase64", "encodeBase64"),
+        ("crc 32 table", "CRC32Table"),  # an acronym, digits, then a word
+    ],
+)
+def test_a_query_matches_through_split_identifiers(
+    mem: memcore.Memory, tmp_path: Path, query: str, name: str
+) -> None:
+    mem.index_project(write(tmp_path / "ids", IDENTIFIER_FILES), project_id="ids")
+    hits = mem.search_code(query, project_id="ids", limit=5)
+    assert hits and hits[0].name == name, [(h.name, h.scores) for h in hits]
+
+
+def test_a_chunk_is_embedded_without_its_file_line() -> None:
+    [chunk] = chunk_file("def greet():\n    return 'hi'\n", "python", "src/hello.py")
+    assert chunk.content.startswith("# file: src/hello.py\n")
+    assert passage_text(chunk.content) == "def greet():\n    return 'hi'"
+    nested = chunk_file(FILES["src/users.py"], "python", "src/users.py")[1]
+    assert passage_text(nested.content).startswith("# scope: class UserService\n")
+    [ts] = chunk_file(FILES["web/http.ts"], "typescript", "web/http.ts")
+    assert passage_text(ts.content).startswith("export async function fetchJson")
+    assert passage_text("x = 1  # file: not a header\n") == "x = 1  # file: not a header\n"
+
+
 def test_long_chunks_are_cut_in_the_snippet(mem: memcore.Memory, tmp_path: Path) -> None:
     body = "".join(f"    value_{i} = compute_something_long_enough({i})\n" for i in range(100))
     mem.index_project(write(tmp_path / "p", {"big.py": f"def big_function():\n{body}"}))
@@ -212,3 +253,7 @@ def test_bad_queries(mem: memcore.Memory) -> None:
         with pytest.raises(memcore.InvalidParameterError):
             mem.search_code("x", limit=limit)
     assert mem.search_code("anything at all") == []
+    # The engine call the quality harness sweeps weights through checks them like recall.
+    for weights in ((-0.1, 0.5, 0.0), (float("nan"), 0.1, 0.0)):
+        with pytest.raises(memcore.InvalidParameterError, match="weight"):
+            mem._engine.search_code(mem.namespace, "x", weights=weights)

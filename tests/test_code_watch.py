@@ -184,7 +184,7 @@ def test_an_edit_reembeds_only_the_chunks_it_changed(data_dir: Path, tmp_path: P
     embedded: list[str] = []
 
     def chunk_embedder(texts: list[str]) -> npt.NDArray[np.float32]:
-        embedded.extend(t for t in texts if "file: " in t)  # chunks, not queries or probes
+        embedded.extend(t for t in texts if "def part_" in t)  # chunks, not queries or probes
         return np.array([[len(t) % 7 + 1.0, t.count("e") + 1.0, 1.0] for t in texts], np.float32)
 
     root = tmp_path / "proj"

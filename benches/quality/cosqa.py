@@ -3,9 +3,11 @@ file of a temporary project indexed with ``index_project`` (chunked and embedded
 project), each natural-language query is searched with ``search_code``; gold = the file of
 its retrieval_idx. A file counts once, at its best chunk.
 
-``search_code`` takes no signal weights, so the single-signal rows are the same engine
-call with the other signal withheld: no query vector (BM25 alone), or a query text that no
-document holds (the vector alone; BM25 then scores nothing and the fusion is the vector's).
+``search_code`` fuses with code's own weights (``CODE_WEIGHTS`` in
+rust/memcore/src/engine/code.rs, chosen by ``benches.quality.cosqa_tune``); the
+single-signal rows are the same engine call with the other signal withheld: no query
+vector (BM25 alone), or a query text that no document holds (the vector alone; BM25 then
+scores nothing and the fusion is the vector's).
 ``benches.bench_code`` reports these numbers as records of its area through
 :func:`search_code_scores`.
 """
@@ -58,15 +60,9 @@ def _file(idx: int) -> str:
     return f"f{idx:05d}.py"
 
 
-def search_code_scores(
-    mem: Memory, work: Path, pool: dict[str, int], queries: list[dict[str, Any]], log: Log
-) -> dict[str, dict[str, float]]:
-    """Index the pool as project ``cosqa`` under ``work`` and score each ranking.
-
-    Returns:
-        Retriever name -> ``{n, MRR, R@1, R@5, R@10, NDCG@10}`` (means over the queries).
-        Without an embedding model, only the hybrid call (then BM25 alone) and BM25 run.
-    """
+def index_pool(mem: Memory, work: Path, pool: dict[str, int], log: Log) -> None:
+    """Write each function of the pool as a file of project ``cosqa`` under ``work`` and
+    index it with ``index_project``."""
     project = work / PROJECT
     project.mkdir(parents=True)
     for code, idx in pool.items():
@@ -77,6 +73,30 @@ def search_code_scores(
         raise RuntimeError(f"expected {len(pool)} functions indexed, got {report}")
     log(f"  cosqa: indexed in {report.seconds:.0f} s ({report.total_chunks:,} chunks)")
     mem._engine.flush()  # searched from the committed index, as a long-lived store is
+
+
+def query_vector(mem: Memory, query: dict[str, Any]) -> Any:
+    """The query's embedding, or None without a model."""
+    if mem.embeddings is None:
+        return None
+    return np.asarray(mem.embeddings.embed_query(query["doc"]), dtype=np.float32)
+
+
+def gold_file(query: dict[str, Any]) -> set[str]:
+    """The file that answers a query."""
+    return {_file(query["retrieval_idx"])}
+
+
+def search_code_scores(
+    mem: Memory, work: Path, pool: dict[str, int], queries: list[dict[str, Any]], log: Log
+) -> dict[str, dict[str, float]]:
+    """Index the pool as project ``cosqa`` under ``work`` and score each ranking.
+
+    Returns:
+        Retriever name -> ``{n, MRR, R@1, R@5, R@10, NDCG@10}`` (means over the queries).
+        Without an embedding model, only the hybrid call (then BM25 alone) and BM25 run.
+    """
+    index_pool(mem, work, pool, log)
     engine, ns = mem._engine, mem.namespace
     rankers: dict[str, Ranker] = {
         HYBRID: lambda q, v: [
@@ -93,13 +113,10 @@ def search_code_scores(
         ]
     scores = {name: Scores() for name in rankers}
     for q in queries:
-        vector = None
-        if mem.embeddings is not None:
-            vector = np.asarray(mem.embeddings.embed_query(q["doc"]), dtype=np.float32)
-        gold = {_file(q["retrieval_idx"])}
+        vector = query_vector(mem, q)
         for name, rank in rankers.items():
             found = list(dict.fromkeys(rank(q["doc"], vector)))  # a file once, at its best chunk
-            scores[name].add(per_query(found, gold, KS, DEPTH))
+            scores[name].add(per_query(found, gold_file(q), KS, DEPTH))
     return {name: {"n": s.count, **s.means()} for name, s in scores.items()}
 
 

@@ -184,9 +184,9 @@ def _cosqa_md(data: dict[str, Any]) -> list[str]:
         f"vectors: {data['vectors']})",
         "",
         f"MRR over the top {data['mrr_depth']} chunks, a file counted once at its best chunk; "
-        "recall@k = hit rate. search_code takes no signal weights: the single-signal rows are "
-        "the same engine call without a query vector (BM25 only) or with a query text no "
-        "function holds (vector only).",
+        "recall@k = hit rate. search_code fuses with code's own weights (CODE_WEIGHTS); the "
+        "single-signal rows are the same engine call without a query vector (BM25 only) or "
+        "with a query text no function holds (vector only).",
         "",
         "| retriever | n | MRR | R@1 | R@5 | R@10 | NDCG@10 |",
         "|---|---|---|---|---|---|---|",

@@ -437,4 +437,5 @@ class Engine:
         project_id: str | None = None,
         language: str | None = None,
         limit: int = 10,
+        weights: tuple[float, float, float] | None = None,
     ) -> list[dict[str, Any]]: ...

@@ -461,9 +461,9 @@ def _embedded_text(record: Mapping[str, Any]) -> str | None:
             record["name"], record["entity_type"], record.get("description")
         )
     elif kind == "code_chunk":
-        from memcore.code.indexer import EMBED_MAX_CHARS
+        from memcore.code.indexer import passage_text
 
-        text = str(record.get("content", ""))[:EMBED_MAX_CHARS]
+        text = passage_text(str(record.get("content", "")))
     else:
         return None
     return text if isinstance(text, str) and text.strip() else None

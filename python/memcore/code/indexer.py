@@ -52,8 +52,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CHUNKING_VERSION = "1"
-"""Part of every stored file fingerprint; bump it when chunk boundaries or headers change."""
+CHUNKING_VERSION = "2"
+"""Part of every stored file fingerprint; bump it when chunk boundaries, headers or the
+embedded text (:func:`passage_text`) change."""
 
 DEFAULT_EMBED_WAIT = 120.0
 """Seconds a pass waits for an embedding model that is still loading before it indexes
@@ -75,6 +76,25 @@ EMBED_MAX_CHARS = 3000
 code (about 3.3 characters a token), so the cut never shortens what the model sees; it
 saves tokenizing text that would be thrown away, and bounds what a custom embedding
 function (which has no token limit) receives."""
+
+# The header's first line, as the chunker writes it: a line-comment marker, then the path.
+_FILE_LINE = re.compile(r"(?:#|//|--|%|;;) file: [^\n]*\n")
+
+
+def passage_text(content: str) -> str:
+    """What a chunk's vector embeds: its content without the header's file line, cut at
+    :data:`EMBED_MAX_CHARS`.
+
+    The path stays in what BM25 indexes (``content`` is unchanged), so a query naming a
+    file still finds it; in the vector it spent some of the 128 tokens on a name rather
+    than on the code. On CoSQA (500 queries, 6,267 functions, one per file) the vector
+    alone scored MRR@50 0.522 with the line and 0.543 without it (exact cosine);
+    CoSQA's file names are meaningless by construction, so that is an upper bound of
+    the gain on a real project, whose paths mean something but stay searchable by BM25.
+    """
+    match = _FILE_LINE.match(content)
+    return (content[match.end() :] if match else content)[:EMBED_MAX_CHARS]
+
 
 BATCH_CHUNKS = 256
 """Chunks collected across files before one embedding call (which splits them into
@@ -471,7 +491,7 @@ class _Vectorizer:
             if row is not None:
                 known[key] = row
             elif key not in known:
-                todo[key] = chunk.content[:EMBED_MAX_CHARS]
+                todo[key] = passage_text(chunk.content)
         if todo:
             fresh = self._embed(self._service, list(todo.values()))
             if fresh is None:

@@ -5,12 +5,15 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use memcore::RecallOptions;
 use memcore::code::{ChunkDraft, CodeChunk, FileChunks, ProjectStatus};
+use memcore::engine::code_recall;
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
 use crate::records::scores_dict;
+use crate::search::checked_weights;
 
 /// A chunk of a file as the Python chunker produces it.
 #[derive(FromPyObject)]
@@ -228,7 +231,9 @@ impl PyEngine {
     }
 
     /// Hybrid search over code chunks; each result is a chunk dict with `scores`.
-    #[pyo3(signature = (namespace, text, vector = None, *, project_id = None, language = None, limit = 10))]
+    /// `weights` = (vector, bm25, ppr) replaces code's own z-score weights.
+    #[pyo3(signature = (namespace, text, vector = None, *, project_id = None, language = None,
+        limit = 10, weights = None))]
     #[allow(clippy::too_many_arguments)]
     fn search_code<'py>(
         &self,
@@ -239,11 +244,27 @@ impl PyEngine {
         project_id: Option<&str>,
         language: Option<&str>,
         limit: usize,
+        weights: Option<(f32, f32, f32)>,
     ) -> BindResult<Vec<Bound<'py, PyDict>>> {
         let engine = self.engine()?;
+        let options = match weights {
+            None => code_recall(),
+            Some(w) => RecallOptions {
+                weights: checked_weights(w)?,
+                ..code_recall()
+            },
+        };
         let q = owned_vector(vector);
         let found = run(py, &engine, || {
-            engine.search_code(namespace, text, q.as_deref(), project_id, language, limit)
+            engine.search_code_with(
+                namespace,
+                text,
+                q.as_deref(),
+                project_id,
+                language,
+                limit,
+                &options,
+            )
         })?;
         Ok(found
             .iter()

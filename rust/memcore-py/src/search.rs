@@ -31,6 +31,19 @@ fn hit_dicts<'py>(
         .collect()
 }
 
+/// `(vector, bm25, ppr)` as fusion weights, each a non-negative number.
+pub(crate) fn checked_weights((vector, bm25, ppr): (f32, f32, f32)) -> BindResult<Weights> {
+    for (name, w) in [("vector", vector), ("bm25", bm25), ("ppr", ppr)] {
+        if !w.is_finite() || w < 0.0 {
+            return Err(BindError::Core(memcore::Error::invalid(
+                "weights",
+                format!("weight {name} must be a non-negative number, got {w}."),
+            )));
+        }
+    }
+    Ok(Weights { vector, bm25, ppr })
+}
+
 fn parse_kinds(kinds: Option<Vec<String>>) -> BindResult<KindSet> {
     match kinds {
         None => Ok(KindSet::only(Kind::Memory)),
@@ -186,21 +199,9 @@ impl PyEngine {
             limit,
         };
         let d = Weights::default();
-        let (vector_w, bm25, ppr) = weights.unwrap_or((d.vector, d.bm25, d.ppr));
-        for (name, w) in [("vector", vector_w), ("bm25", bm25), ("ppr", ppr)] {
-            if !w.is_finite() || w < 0.0 {
-                return Err(BindError::Core(memcore::Error::invalid(
-                    "weights",
-                    format!("weight {name} must be a non-negative number, got {w}."),
-                )));
-            }
-        }
+        let weights = weights.unwrap_or((d.vector, d.bm25, d.ppr));
         let options = RecallOptions {
-            weights: Weights {
-                vector: vector_w,
-                bm25,
-                ppr,
-            },
+            weights: checked_weights(weights)?,
             mode: parse_mode(mode)?,
         };
         let q = owned_vector(vector);

@@ -2,7 +2,10 @@
 //! identifier-aware BM25, removal and project status.
 
 use memcore::code::{ChunkDraft, FileChunks, ProjectStatus};
-use memcore::{Engine, EngineOptions, Kind, KindSet, NewMemory, RecallOptions, SearchQuery};
+use memcore::engine::code_recall;
+use memcore::{
+    Engine, EngineOptions, Kind, KindSet, NewMemory, RecallOptions, SearchQuery, Weights,
+};
 
 fn chunk(start: i64, name: &str, content: &str) -> ChunkDraft {
     ChunkDraft {
@@ -217,4 +220,60 @@ fn chunks_stay_searchable_after_reopen() {
         )
         .unwrap();
     assert_eq!(hits.len(), 1);
+}
+
+/// A unit vector at cosine `c` from the query direction (1, 0, 0, 0).
+fn at_cosine(c: f32) -> Vec<f32> {
+    vec![c, (1.0 - c * c).sqrt(), 0.0, 0.0]
+}
+
+#[test]
+fn search_code_fuses_with_code_weights() {
+    // A matches the query's words and is fairly close to it; B is the
+    // closest but shares no word; C is neither. With the generic weights
+    // (BM25 : vector = 0.15 : 0.40) A's word match wins; code's own weights
+    // lean on the vector (BM25 : vector well below 0.28), so B ranks first.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let with_vector = |start, name: &str, content: &str, c| ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, content)
+    };
+    engine
+        .index_file(&file(
+            "p",
+            "logs.py",
+            vec![
+                with_vector(1, "rotate_logs", "def rotate_logs(): pass", 0.7),
+                with_vector(5, "prune_archive", "def prune_archive(): pass", 0.9),
+                with_vector(9, "render_page", "def render_page(): pass", 0.1),
+            ],
+        ))
+        .unwrap();
+    let query = [1.0, 0.0, 0.0, 0.0];
+    let names = |options: &RecallOptions| -> Vec<String> {
+        engine
+            .search_code_with("default", "rotate", Some(&query), None, None, 3, options)
+            .unwrap()
+            .into_iter()
+            .map(|(c, _)| c.name.unwrap())
+            .collect()
+    };
+    let generic = RecallOptions {
+        weights: Weights {
+            vector: 0.40,
+            bm25: 0.15,
+            ppr: 0.45,
+        },
+        ..code_recall()
+    };
+    assert_eq!(names(&generic)[0], "rotate_logs");
+    assert_eq!(names(&code_recall())[0], "prune_archive");
+    let default: Vec<String> = engine
+        .search_code("default", "rotate", Some(&query), None, None, 3)
+        .unwrap()
+        .into_iter()
+        .map(|(c, _)| c.name.unwrap())
+        .collect();
+    assert_eq!(default, names(&code_recall()));
 }

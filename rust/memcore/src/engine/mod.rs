@@ -34,7 +34,7 @@ use crate::store::{Durability, Store, StoreOptions, meta};
 use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
-pub use code::{FileOutcome, chunk_labels};
+pub use code::{CODE_WEIGHTS, FileOutcome, chunk_labels, code_recall};
 pub use context::{
     CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,
     VersionSignal, estimate_tokens,

@@ -1,0 +1,164 @@
+"""Choose search_code's signal weights on CoSQA without fitting the numbers we report.
+
+    python -m benches.quality.cosqa_tune [--cosqa DIR]
+
+Code chunks have no graph signal, so search_code's z-score fusion has one free
+parameter: BM25's share ``b`` of the weight (the vector gets ``1 - b``). The queries are
+split by index parity into two folds; ``b`` is chosen by MRR on one fold and scored on
+the other, then the other way round, so each reported number comes from queries the
+choice never saw. The pool is indexed once (``index_project``, as ``benches.quality.cosqa``
+does) and every ``b`` of the grid is the same ``search_code`` call with explicit weights.
+The result, with the grid, goes to benches/results/quality.md by hand; ``CODE_WEIGHTS``
+in rust/memcore/src/engine/code.rs holds the choice.
+
+CoSQA's queries are all descriptions; an agent also searches for names. The same grid is
+therefore scored on identifier queries too: the name of each of the first
+:data:`IDENTIFIER_QUERIES` functions whose name is a compound identifier found nowhere else
+in the pool, gold = its file. They are a check on the choice, not part of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benches.quality import cosqa
+from benches.quality.harness import DEFAULT_COSQA
+from benches.quality.metrics import Scores, per_query
+from memcore.code import chunk_file
+
+#: BM25 shares tried; the vector gets the rest (no graph signal for code).
+GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+#: DESIGN's generic default (vector, bm25, ppr), the row to beat.
+GENERIC = (0.40, 0.15, 0.45)
+METRICS = ("MRR", "R@1", "R@5", "R@10")
+IDENTIFIER_QUERIES = 500
+_COMPOUND = re.compile(r"[a-z0-9]_+[a-z0-9]|[a-z][A-Z]", re.IGNORECASE)
+Weights = tuple[float, float, float]
+
+
+def weights_of(bm25_share: float) -> Weights:
+    return (round(1.0 - bm25_share, 4), bm25_share, 0.0)
+
+
+def per_query_metrics(
+    mem: Any, queries: list[dict[str, Any]], weights: list[Weights]
+) -> dict[Weights, list[dict[str, float | None]]]:
+    """Each weighting's per-query metrics, in query order."""
+    engine, ns = mem._engine, mem.namespace
+    out: dict[Weights, list[dict[str, float | None]]] = {w: [] for w in weights}
+    for q in queries:
+        vector = cosqa.query_vector(mem, q)
+        for w in weights:
+            rows = engine.search_code(
+                ns, q["doc"], vector, project_id=cosqa.PROJECT, limit=cosqa.DEPTH, weights=w
+            )
+            found = list(dict.fromkeys(r["file_path"] for r in rows))
+            out[w].append(per_query(found, cosqa.gold_file(q), cosqa.KS, cosqa.DEPTH))
+    return out
+
+
+def identifier_queries(pool: dict[str, int]) -> list[dict[str, Any]]:
+    """CoSQA-shaped queries whose text is a function's name (see the module docstring)."""
+    names = {
+        idx: [c.name for c in chunk_file(code + "\n", "python", "f.py")]
+        for code, idx in pool.items()
+    }
+    counts = Counter(name for found in names.values() for name in found)
+    queries = [
+        {"doc": found[0], "retrieval_idx": idx}
+        for idx, found in sorted(names.items())
+        if len(found) == 1 and counts[found[0]] == 1 and _COMPOUND.search(found[0])
+    ]
+    return queries[:IDENTIFIER_QUERIES]
+
+
+def means(rows: list[dict[str, float | None]]) -> dict[str, float]:
+    scores = Scores()
+    for row in rows:
+        scores.add(row)
+    return scores.means()
+
+
+def cross_validate(
+    results: dict[Weights, list[dict[str, float | None]]],
+) -> list[dict[str, Any]]:
+    """For each fold (even or odd query indexes), the share chosen on the other fold by
+    MRR (ties to the smaller share) and its scores on this fold beside the generic
+    weights'."""
+    folds = []
+    for held_out in (0, 1):
+        tune = {w: means(r[1 - held_out :: 2]) for w, r in results.items()}
+        best = max(
+            (weights_of(b) for b in GRID),
+            key=lambda w: (round(tune[w]["MRR"], 6), -w[1]),
+        )
+        folds.append(
+            {
+                "held_out": "even" if held_out == 0 else "odd",
+                "bm25_share": best[1],
+                "chosen": means(results[best][held_out::2]),
+                "generic": means(results[GENERIC][held_out::2]),
+            }
+        )
+    return folds
+
+
+def markdown(
+    folds: list[dict[str, Any]],
+    results: dict[Weights, list[Any]],
+    names: dict[Weights, list[Any]],
+) -> str:
+    cells = " | ".join(METRICS)
+    lines = [
+        "| held-out queries | BM25 share chosen on the other half | weights | " + cells + " |",
+        "|---" * (3 + len(METRICS)) + "|",
+    ]
+    for f in folds:
+        for label, key in (("code weights", "chosen"), ("generic 0.40/0.15/0.45", "generic")):
+            share = f"{f['bm25_share']:.2f}" if key == "chosen" else "—"
+            values = " | ".join(f"{100 * f[key][m]:.1f}" for m in METRICS)
+            lines.append(f"| {f['held_out']} | {share} | {label} | {values} |")
+    lines += ["", *grid_table("CoSQA queries", results)]
+    lines += ["", *grid_table("identifier queries", names)]
+    return "\n".join(lines) + "\n"
+
+
+def grid_table(label: str, results: dict[Weights, list[Any]]) -> list[str]:
+    n = len(next(iter(results.values())))
+    lines = [f"| BM25 share ({n} {label}) | " + " | ".join(METRICS) + " |", "|---" * 5 + "|"]
+    for b in GRID:
+        m = means(results[weights_of(b)])
+        lines.append(f"| {b:.2f} | " + " | ".join(f"{100 * m[k]:.1f}" for k in METRICS) + " |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.quality.cosqa_tune")
+    parser.add_argument("--cosqa", type=Path, default=DEFAULT_COSQA, help="a CoSQA folder")
+    args = parser.parse_args(argv)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    pool, queries = cosqa.load(args.cosqa)
+    weights = [weights_of(b) for b in GRID] + [GENERIC]
+    with tempfile.TemporaryDirectory(prefix="cosqa-tune-") as tmp:
+        mem, _ = cosqa.open_memory(Path(tmp) / "store")
+        with mem:
+            if mem.embeddings is None:
+                raise SystemExit("the embedding model is needed to weigh the vector signal")
+            cosqa.index_pool(mem, Path(tmp), pool, log)
+            results = per_query_metrics(mem, queries, weights)
+            names = per_query_metrics(mem, identifier_queries(pool), weights)
+    print(markdown(cross_validate(results), results, names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -126,6 +126,9 @@ def _parser() -> argparse.ArgumentParser:
     from memcore.code.cli import add_index_command
 
     add_index_command(commands)
+    from memcore.store_cli import add_store_commands
+
+    add_store_commands(commands)
     _auth_commands(commands)
     return parser
 

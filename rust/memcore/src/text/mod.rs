@@ -187,6 +187,24 @@ impl TextIndex {
         self.state.read().searcher.num_docs()
     }
 
+    /// Whether the document `key` is searchable: pending, or committed and
+    /// not deleted (`memcore check` samples keys with it).
+    pub fn contains(&self, key: u64) -> Result<bool> {
+        let state = self.state.read();
+        if state.pending.contains(key) {
+            return Ok(true);
+        }
+        let query = TermQuery::new(
+            Term::from_field_u64(self.key, key),
+            IndexRecordOption::Basic,
+        );
+        let found = state
+            .searcher
+            .search(&query, &tantivy::collector::Count)
+            .map_err(|e| tantivy_err("lookup", &e))?;
+        Ok(found > 0)
+    }
+
     fn writer(&self) -> Result<parking_lot::MutexGuard<'_, IndexWriter>> {
         self.writer
             .as_ref()

@@ -40,6 +40,11 @@ impl PendingText {
         self.docs.insert(key, PendingDoc { terms, len });
     }
 
+    /// Whether `key` is pending.
+    pub fn contains(&self, key: u64) -> bool {
+        self.docs.contains_key(&key)
+    }
+
     /// Forget one document.
     pub fn remove(&mut self, key: u64) {
         let Some(doc) = self.docs.remove(&key) else {

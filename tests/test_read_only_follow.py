@@ -141,3 +141,22 @@ def test_invalidations_and_deletes_reach_a_read_only_memory(data_dir: Path, writ
         assert all(
             h.memory.id not in {kept, gone} for h in reader.recall("heron", vector=vector(11))
         )
+
+
+def test_a_read_only_server_follows_the_writer_and_checks_the_store(
+    data_dir: Path, writer: Writer, tmp_path: Path
+) -> None:
+    """The case of issue 20: a long-lived `--read-only` MCP server beside a writer."""
+    from test_mcp_support import server_env, stdio_server
+
+    args = ["--data-dir", str(data_dir), "--model", "none", "--read-only", "--tools", "all"]
+    with stdio_server(args, server_env(tmp_path), tmp_path / "ro.log") as server:
+        assert server.ok("search_text", {"query": "lighthouse"})["results"] == []
+        new_id = writer.send("store 21 the lighthouse keeper logs the storm")
+
+        def found() -> list[str]:
+            return [r["id"] for r in server.ok("search_text", {"query": "lighthouse"})["results"]]
+
+        assert eventually(lambda: found() == [new_id])
+        report = server.ok("check_store")
+        assert report["ok"] is True and report["integrity"] == ["ok"]

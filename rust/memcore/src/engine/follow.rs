@@ -10,12 +10,18 @@
 //! invalidations, supersessions and deletes show at once) and the new ops,
 //! which the open-time replay ([`super::recovery`]) stages into the pending
 //! text and vector buffers that searches read beside the committed indexes.
+//!
+//! Known limits, for a follow-up: the rescan costs O(store) per catch-up
+//! (paced to a fifth of a core; per-op catalog updates would make it
+//! O(change)); the pending buffers only grow until the process reopens (the
+//! writer's newer commits are not loaded); and a store that had no vectors
+//! when it was opened read-only gets no vector index until it is reopened.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -27,6 +33,8 @@ use crate::store::oplog;
 /// How often the thread looks for new commits: well inside the promise
 /// that a read-only search is at most a second behind the writer.
 pub const POLL: Duration = Duration::from_millis(200);
+/// The pause after a catch-up, as a multiple of its duration.
+const BUSY_SHARE: u32 = 4;
 
 /// The follower thread of a read-only engine; stops when dropped.
 #[derive(Debug)]
@@ -70,19 +78,24 @@ fn run(conn: &Connection, indexes: &Indexes, mut applied: i64, stopped: &Receive
     // None: the first poll always catches up, since commits may have landed
     // between the open's replay (on another connection) and this thread's start.
     let mut seen = None;
-    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(POLL) {
+    let mut wait = POLL;
+    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
         let Ok(version) = data_version(conn) else {
             continue;
         };
         if seen == Some(version) {
             continue;
         }
+        let started = Instant::now();
         // A failed catch-up (a checkpoint holding a lock past the busy
         // timeout) keeps `seen`, so the next poll tries again.
         if let Ok(done) = catch_up(conn, indexes, applied) {
             applied = done;
             seen = Some(version);
         }
+        // A catch-up rescans the catalog, which grows with the store: under a
+        // steady stream of writes the thread takes at most a fifth of a core.
+        wait = POLL.max(started.elapsed() * BUSY_SHARE);
     }
 }
 

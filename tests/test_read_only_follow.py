@@ -45,6 +45,19 @@ WRITER = textwrap.dedent(
             elif verb == "delete":
                 mem.delete_memory(arg)
                 print("ok", flush=True)
+            elif verb == "entities":
+                a, b = arg.split()
+                def person(name, fact, friend):
+                    return {{
+                        "name": name,
+                        "entityType": "Person",
+                        "observations": [fact],
+                        "relations": [{{"targetEntity": friend, "relationType": "knows"}}],
+                    }}
+
+                people = [person(a, f"{{a}} keeps bees.", b), person(b, f"{{b}} sells honey.", a)]
+                mem.save_memory(entities=people, thread_id="t1")
+                print("ok", flush=True)
     """
 ).format(dim=DIM)
 
@@ -141,6 +154,26 @@ def test_invalidations_and_deletes_reach_a_read_only_memory(data_dir: Path, writ
         assert all(
             h.memory.id not in {kept, gone} for h in reader.recall("heron", vector=vector(11))
         )
+
+
+def test_a_read_only_memory_follows_graph_writes_and_mentions(
+    data_dir: Path, writer: Writer
+) -> None:
+    """Entities make the follower rescan the graph; a later memory naming one is applied
+    on its own, linked to the entity, so recall's graph signal reaches it."""
+    with memcore.Memory(data_dir, model=None, read_only=True) as reader:
+        assert writer.send("entities Ottoline Barnaby") == "ok"
+
+        def names() -> set[str]:
+            return {hit.view.entity.name for hit in reader.search_nodes("Ottoline")}
+
+        assert eventually(lambda: "Ottoline" in names())
+        assert {r.entity.name for r in reader.get_related("Ottoline", depth=1)} == {"Barnaby"}
+        mentioning = writer.send("store 31 Ottoline moved the hives to the orchard")
+        assert eventually(lambda: bool(reader.search_text("hives orchard")))
+        hits = reader.recall("what does Barnaby's friend do with hives", vector=vector(31))
+        assert hits[0].memory.id == mentioning
+        assert hits[0].scores.ppr is not None and hits[0].scores.ppr > 0
 
 
 def test_a_read_only_server_follows_the_writer_and_checks_the_store(

@@ -6,16 +6,18 @@
 //! Noticing is cheap: `PRAGMA data_version` on the thread's own connection
 //! changes only when another connection committed, so an idle writer costs
 //! one tiny query per poll. When it changed and the op log grew, the thread
-//! reads, in one snapshot, the catalog and graph (rebuilt from the tables, so
-//! invalidations, supersessions and deletes show at once) and the new ops,
-//! which the open-time replay ([`super::recovery`]) stages into the pending
-//! text and vector buffers that searches read beside the committed indexes.
+//! reads, in one snapshot, the new ops and what they changed: memory writes
+//! (the common case) update the catalog and the mention links one by one;
+//! any other kind, or a bulk ingest, rescans the catalog and graph from the
+//! tables. Invalidations, supersessions and deletes show at once. Then the
+//! open-time replay ([`super::recovery`]) stages the new content into the
+//! pending text and vector buffers that searches read beside the committed
+//! indexes.
 //!
-//! Known limits, for a follow-up: the rescan costs O(store) per catch-up
-//! (paced to a fifth of a core; per-op catalog updates would make it
-//! O(change)); the pending buffers only grow until the process reopens (the
-//! writer's newer commits are not loaded); and a store that had no vectors
-//! when it was opened read-only gets no vector index until it is reopened.
+//! Known limits, for a follow-up: a rescan costs O(store) (paced to a fifth
+//! of a core); the pending buffers only grow until the process reopens (the
+//! writer's newer index commits are not loaded); and a store that had no
+//! vectors when it was opened read-only gets no vector index until reopened.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,14 +27,20 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::documents::memory_row_labels;
 use super::indexes::Indexes;
 use super::recovery;
 use crate::error::{Error, Result};
-use crate::store::oplog;
+use crate::kind::Kind;
+use crate::store::oplog::{self, Action, Op};
+use crate::store::{memories, relations};
 
 /// How often the thread looks for new commits: well inside the promise
 /// that a read-only search is at most a second behind the writer.
 pub const POLL: Duration = Duration::from_millis(200);
+/// Memory writes applied one by one in a catch-up; more (a bulk ingest), or
+/// any other kind of record, rescan the catalog and the graph.
+const INCREMENTAL_OPS: usize = 4096;
 /// The pause after a catch-up, as a multiple of its duration.
 const BUSY_SHARE: u32 = 4;
 
@@ -110,6 +118,61 @@ fn catch_up(conn: &Connection, indexes: &Indexes, applied: i64) -> Result<i64> {
     if oplog::last_seq(&snapshot)? <= applied {
         return Ok(applied);
     }
-    recovery::rebuild_catalog_from(&snapshot, indexes)?;
+    let ops = oplog::since(&snapshot, applied, INCREMENTAL_OPS + 1)?;
+    let memories_only =
+        ops.len() <= INCREMENTAL_OPS && ops.iter().all(|op| op.kind == Kind::Memory);
+    if !(memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
+        recovery::rebuild_catalog_from(&snapshot, indexes)?;
+    }
     recovery::replay_from(&snapshot, indexes, applied, applied, None)
+}
+
+/// Apply memory writes to the catalog and the graph's mention links one by
+/// one. False (nothing applied) when a memory mentions an entity the graph
+/// does not know yet: only a rescan brings new entities in.
+fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<bool> {
+    let mut retired = Vec::new();
+    let mut current = Vec::new();
+    let mut mentions = Vec::new();
+    for op in ops {
+        if let Some(prev) = op.prev_key {
+            retired.push(prev as u64);
+        }
+        let Some(row) = memories::catalog_row(conn, &op.record_id)? else {
+            continue;
+        };
+        if op.action == Action::Upsert {
+            mentions.push((row.doc_key, relations::mentions_of(conn, &row.id)?));
+        }
+        current.push(row);
+    }
+    let mut links = Vec::with_capacity(mentions.len());
+    {
+        let graph = indexes.graph.read();
+        for (key, entities) in mentions {
+            let nodes: Option<Vec<_>> = entities.iter().map(|e| graph.by_entity(e)).collect();
+            let Some(nodes) = nodes else {
+                return Ok(false);
+            };
+            links.push((key, nodes));
+        }
+    }
+    // One lock at a time, as everywhere else: never the catalog and the graph together.
+    {
+        let mut catalog = indexes.catalog.write();
+        for key in &retired {
+            catalog.remove(*key);
+        }
+        for row in &current {
+            catalog.insert(row.doc_key, &memory_row_labels(row));
+        }
+    }
+    let mut graph = indexes.graph.write();
+    for key in retired {
+        graph.unlink_doc(key);
+    }
+    for (key, nodes) in links {
+        graph.link_doc(key, nodes, true);
+    }
+    Ok(true)
 }

@@ -15,13 +15,15 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memcore.errors import ResourceBusyError
+from memcore.errors import NotFoundError, ResourceBusyError
 from memcore.settings import STORE_OPTIONS, Settings, add_options, resolve
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
 
 EXIT_PROBLEMS = 1
+#: The database file inside a data directory.
+DB_FILE = "memcore.db"
 
 
 def add_store_commands(commands: Any) -> None:
@@ -116,9 +118,19 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 @contextmanager
 def _store(settings: Settings) -> Iterator[Memory]:
-    """The store, read-only when another process (a running server) writes it."""
+    """The existing store (never a new, empty one), read-only when another process (a
+    running server) writes it.
+
+    Raises:
+        NotFoundError: There is no store in the data directory.
+    """
     from memcore.memory import Memory
 
+    if not (settings.data_dir / DB_FILE).exists():
+        raise NotFoundError(
+            f"No memcore store in {settings.data_dir} (no {DB_FILE}); pass --data-dir DIR "
+            "or set MEMCORE_DATA_DIR."
+        )
     try:
         memory = Memory(**settings.memory_kwargs())
     except ResourceBusyError:

@@ -315,6 +315,14 @@ def test_backup_while_another_process_writes_holds_every_acknowledged_memory(
             assert restored.search_text(f"zq{i}x")[0].memory.id == acknowledged[i]
 
 
+def test_check_and_backup_never_create_a_store(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing"
+    for command in (["check"], ["backup", str(tmp_path / "b.db")]):
+        done = cli(*command, "--data-dir", str(missing))
+        assert done.returncode == 1 and "NOT_FOUND" in done.stderr, done.stderr
+    assert not missing.exists()
+
+
 def test_backup_never_overwrites(data_dir: Path, tmp_path: Path) -> None:
     fill(data_dir, 3)
     target = tmp_path / "b.db"

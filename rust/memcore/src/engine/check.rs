@@ -455,3 +455,67 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     name.push(suffix);
     PathBuf::from(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::NewMemory;
+
+    fn open(dir: &Path) -> Engine {
+        Engine::open(dir, &EngineOptions::default()).unwrap()
+    }
+
+    fn fill(engine: &Engine, from: usize, to: usize) {
+        for i in from..to {
+            let text = format!("fact number {i}");
+            engine.store_memory(NewMemory::text(&text)).unwrap();
+        }
+        engine.flush().unwrap();
+    }
+
+    #[test]
+    fn a_healthy_store_checks_clean_and_its_backup_opens_with_every_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 20);
+        let report = engine.check().unwrap();
+        assert!(report.is_ok(), "{report:?}");
+        assert_eq!(report.integrity, ["ok"]);
+        assert!(report.indexes.iter().all(|i| i.missing == 0));
+
+        let into = tempfile::tempdir().unwrap();
+        let copy = engine.backup(into.path()).unwrap();
+        assert_eq!(copy.path, into.path().join(DB_FILE));
+        let again = engine.backup(into.path()).unwrap_err();
+        assert_eq!(again.code(), "INVALID_PARAMETER");
+        drop(engine);
+        let restored = open(into.path());
+        assert_eq!(restored.count_memories("default").unwrap(), 20);
+        assert!(restored.check().unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_database_behind_its_indexes_is_refused_until_they_are_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 5);
+        engine.backup(old.path()).unwrap();
+        fill(&engine, 5, 10);
+        drop(engine);
+        std::fs::copy(old.path().join(DB_FILE), dir.path().join(DB_FILE)).unwrap();
+        let err = Engine::open(dir.path(), &EngineOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Damaged { .. }), "{err:?}");
+        assert!(err.to_string().contains("lost writes"), "{err}");
+
+        let refused = repair_store(dir.path(), &EngineOptions::default(), false).unwrap_err();
+        assert!(matches!(refused, Error::Damaged { .. }), "{refused:?}");
+        let report = repair_store(dir.path(), &EngineOptions::default(), true).unwrap();
+        assert_eq!(report.documents, 5);
+        assert_eq!(
+            report.database_set_aside, None,
+            "the database itself is sound"
+        );
+        assert_eq!(open(dir.path()).count_memories("default").unwrap(), 5);
+    }
+}

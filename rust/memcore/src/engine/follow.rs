@@ -176,3 +176,47 @@ fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use crate::engine::{Engine, EngineOptions, SearchQuery};
+    use crate::memory::NewMemory;
+
+    /// Whether `hits` becomes true within a generous deadline (polled).
+    fn eventually(mut hits: impl FnMut() -> bool) -> bool {
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if hits() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        hits()
+    }
+
+    #[test]
+    fn a_read_only_engine_follows_stores_and_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+        writer
+            .store_memory(NewMemory::text("a first fact"))
+            .unwrap();
+        let options = EngineOptions {
+            read_only: true,
+            ..EngineOptions::default()
+        };
+        let reader = Engine::open(dir.path(), &options).unwrap();
+        let query = SearchQuery::memories("default", 5);
+        let found = |word: &str| !reader.search_text(&query, word).unwrap().is_empty();
+        assert!(!found("zebra"));
+
+        let zebra = writer
+            .store_memory(NewMemory::text("the zebra crossed"))
+            .unwrap();
+        assert!(eventually(|| found("zebra")));
+        writer.delete_memory("default", &zebra.id).unwrap();
+        assert!(eventually(|| !found("zebra")));
+    }
+}

@@ -378,12 +378,19 @@ pub fn repair_store(
                     "is damaged (it fails SQLite's quick_check)",
                 ));
             }
-            let aside = sibling(&db, &format!(".damaged-{}", now_micros()));
-            std::fs::rename(&db, &aside).map_err(|e| Error::io(&db, e))?;
-            for extra in [health::wal_path(&db), health::shm_path(&db)] {
-                let _ = std::fs::remove_file(extra);
+            if db.exists() {
+                // The log goes along under the matching name: the pair may
+                // still be salvaged (`sqlite3 FILE .recover`).
+                let aside = sibling(&db, &format!(".damaged-{}", now_micros()));
+                std::fs::rename(&db, &aside).map_err(|e| Error::io(&db, e))?;
+                let wal = health::wal_path(&db);
+                if wal.exists() {
+                    let wal_aside = health::wal_path(&aside);
+                    std::fs::rename(&wal, &wal_aside).map_err(|e| Error::io(&wal, e))?;
+                }
+                report.database_set_aside = Some(aside);
             }
-            report.database_set_aside = Some(aside);
+            let _ = std::fs::remove_file(health::shm_path(&db));
         }
         let index = dir.join(INDEX_DIR);
         if index.exists() {

@@ -116,13 +116,18 @@ fn sibling(db_path: &Path, suffix: &str) -> PathBuf {
 /// Refuse a database file the header shows to be damaged. `held_data`:
 /// whether something beside it (the derived indexes) shows the store held
 /// records, which makes a missing or empty file a loss, not a new store.
+/// A write-ahead log with frames says so too: SQLite writes the first page
+/// of a new WAL-mode database before any frame. (The lock file does not: it
+/// exists after any writable open, and deleting a store's database and
+/// index folder to start over is a fair thing for an operator to do.)
 pub fn ensure_whole(db_path: &Path, held_data: bool) -> Result<(), Error> {
     match inspect(db_path) {
         FileState::Whole => Ok(()),
-        FileState::Empty if !held_data => Ok(()),
+        FileState::Empty if !held_data && file_len(&wal_path(db_path)) == 0 => Ok(()),
         FileState::Empty => Err(damaged(
             db_path,
-            "is missing or empty, but the search indexes beside it show the store held data",
+            "is missing or empty, but the search indexes or the write-ahead log beside it \
+             show the store held data",
         )),
         FileState::Truncated { expected, actual } => Err(damaged(
             db_path,
@@ -217,6 +222,9 @@ mod tests {
         ensure_whole(&path, false).unwrap();
         let err = ensure_whole(&path, true).unwrap_err();
         assert!(err.to_string().contains("--accept-empty"), "{err}");
+        std::fs::write(wal_path(&path), b"frames").unwrap();
+        let err = ensure_whole(&path, false).unwrap_err();
+        assert!(err.to_string().contains("write-ahead log"), "{err}");
     }
 
     #[test]

@@ -156,6 +156,28 @@ def test_invalidations_and_deletes_reach_a_read_only_memory(data_dir: Path, writ
         )
 
 
+def test_a_read_only_memory_opened_before_any_vector_finds_the_first_ones(
+    data_dir: Path,
+) -> None:
+    """A store without vectors has no vector index when opened read-only; the follower
+    makes one when the writer stores the first vector."""
+    with memcore.Memory(data_dir, model=None) as mem:
+        mem.store_memory("a text-only fact")
+    with memcore.Memory(data_dir, model=None, read_only=True) as reader:
+        assert reader.search(vector=vector(0)) == []
+        late = Writer(data_dir)
+        try:
+            new_id = late.send("store 41 the otter slid down the bank")
+
+            def vector_hits() -> list[str]:
+                return [h.memory.id for h in reader.search(vector=vector(41), limit=1)]
+
+            assert eventually(lambda: vector_hits() == [new_id])
+            assert reader.search(vector=vector(0), limit=1)[0].memory.id == late.first_id
+        finally:
+            late.close()
+
+
 def test_a_read_only_memory_follows_graph_writes_and_mentions(
     data_dir: Path, writer: Writer
 ) -> None:

@@ -16,8 +16,7 @@
 //!
 //! Known limits, for a follow-up: a rescan costs O(store) (paced to a fifth
 //! of a core); the pending buffers only grow until the process reopens (the
-//! writer's newer index commits are not loaded); and a store that had no
-//! vectors when it was opened read-only gets no vector index until reopened.
+//! writer's newer index commits are not loaded).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,9 +24,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::RwLock;
 use rusqlite::Connection;
 
 use super::documents::memory_row_labels;
+use super::embedding::stored_dim;
 use super::indexes::Indexes;
 use super::recovery;
 use crate::error::{Error, Result};
@@ -52,18 +53,27 @@ pub struct Follower {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The engine state a follower keeps current.
+#[derive(Debug)]
+pub struct Followed {
+    pub indexes: Arc<Indexes>,
+    /// The engine's vector dimension, learnt when the writer stores the
+    /// first vector of a store that had none at open.
+    pub dim: Arc<RwLock<Option<usize>>>,
+}
+
 impl Follower {
     /// Follow the store at `db_path` from op `applied` (where the open's
     /// replay ended), on `conn`, a read-only connection of the thread's own.
     pub fn start(
         db_path: &Path,
         conn: Connection,
-        indexes: Arc<Indexes>,
+        followed: Followed,
         applied: i64,
     ) -> Result<Self> {
         let (stop, stopped) = channel::<()>();
         let thread = crate::priority::spawn_named("memcore-follow", move || {
-            run(&conn, &indexes, applied, &stopped);
+            run(&conn, &followed, applied, &stopped);
         })
         .map_err(|e| Error::io(db_path, e))?;
         Ok(Follower {
@@ -82,7 +92,7 @@ impl Drop for Follower {
     }
 }
 
-fn run(conn: &Connection, indexes: &Indexes, mut applied: i64, stopped: &Receiver<()>) {
+fn run(conn: &Connection, followed: &Followed, mut applied: i64, stopped: &Receiver<()>) {
     // None: the first poll always catches up, since commits may have landed
     // between the open's replay (on another connection) and this thread's start.
     let mut seen = None;
@@ -97,7 +107,7 @@ fn run(conn: &Connection, indexes: &Indexes, mut applied: i64, stopped: &Receive
         let started = Instant::now();
         // A failed catch-up (a checkpoint holding a lock past the busy
         // timeout) keeps `seen`, so the next poll tries again.
-        if let Ok(done) = catch_up(conn, indexes, applied) {
+        if let Ok(done) = catch_up(conn, followed, applied) {
             applied = done;
             seen = Some(version);
         }
@@ -112,11 +122,21 @@ fn data_version(conn: &Connection) -> Result<i64> {
 }
 
 /// Apply every op after `applied`; returns the last one applied.
-fn catch_up(conn: &Connection, indexes: &Indexes, applied: i64) -> Result<i64> {
+fn catch_up(conn: &Connection, followed: &Followed, applied: i64) -> Result<i64> {
+    let indexes = &*followed.indexes;
     // One read transaction: the catalog and the ops come from the same snapshot.
     let snapshot = conn.unchecked_transaction()?;
     if oplog::last_seq(&snapshot)? <= applied {
         return Ok(applied);
+    }
+    // Vectors replay from what the index covers: everything, for an index
+    // adopted now (ops up to `applied` were replayed before it existed).
+    let mut vector_seq = applied;
+    if indexes.vectors().is_none()
+        && let Some(dim) = stored_dim(&snapshot)?
+    {
+        vector_seq = vector_seq.min(indexes.adopt_vectors(dim)?);
+        *followed.dim.write() = Some(dim);
     }
     let ops = oplog::since(&snapshot, applied, INCREMENTAL_OPS + 1)?;
     let memories_only =
@@ -124,7 +144,7 @@ fn catch_up(conn: &Connection, indexes: &Indexes, applied: i64) -> Result<i64> {
     if !(memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
         recovery::rebuild_catalog_from(&snapshot, indexes)?;
     }
-    recovery::replay_from(&snapshot, indexes, applied, applied, None)
+    recovery::replay_from(&snapshot, indexes, applied, vector_seq, None)
 }
 
 /// Apply memory writes to the catalog and the graph's mention links one by

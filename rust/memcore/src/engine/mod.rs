@@ -119,8 +119,10 @@ pub struct IndexStatus {
 pub struct Engine {
     store: Store,
     ids: IdGenerator,
-    /// Dimension of stored vectors, once known (from metadata or the first vector).
-    dim: RwLock<Option<usize>>,
+    /// Dimension of stored vectors, once known (from metadata or the first
+    /// vector; shared with a read-only engine's follower, which learns it
+    /// when the writer stores the first vector).
+    dim: Arc<RwLock<Option<usize>>>,
     indexes: Arc<Indexes>,
     indexer: Option<Indexer>,
     /// Conversations retrieval surfaced since the last flush: (namespace,
@@ -182,12 +184,17 @@ impl Engine {
             )?,
             None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
         };
+        let dim = Arc::new(RwLock::new(dim));
         let follower = if store.is_read_only() {
+            let followed = follow::Followed {
+                indexes: indexes.clone(),
+                dim: dim.clone(),
+            };
             let conn = store.connect()?;
             Some(follow::Follower::start(
                 &store.db_path(),
                 conn,
-                indexes.clone(),
+                followed,
                 replayed,
             )?)
         } else {
@@ -207,7 +214,7 @@ impl Engine {
         Ok(Engine {
             store,
             ids,
-            dim: RwLock::new(dim),
+            dim,
             indexes,
             indexer,
             surfaced: parking_lot::Mutex::default(),

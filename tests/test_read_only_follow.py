@@ -45,6 +45,13 @@ WRITER = textwrap.dedent(
             elif verb == "delete":
                 mem.delete_memory(arg)
                 print("ok", flush=True)
+            elif verb == "bulk":
+                n = int(arg)
+                texts = [f"bulk fact {{i}} " + "".join(chr(97 + int(c)) for c in str(i))
+                         for i in range(n)]
+                mem.store_memories(texts, vectors=np.stack([vector(100 + i) for i in range(n)]))
+                mem._engine.flush()
+                print("ok", flush=True)
             elif verb == "entities":
                 a, b = arg.split()
                 def person(name, fact, friend):
@@ -176,6 +183,20 @@ def test_a_read_only_memory_opened_before_any_vector_finds_the_first_ones(
             assert reader.search(vector=vector(0), limit=1)[0].memory.id == late.first_id
         finally:
             late.close()
+
+
+def test_a_long_lived_reader_loads_the_writers_text_commits(data_dir: Path, writer: Writer) -> None:
+    """The documents a reader follows wait in a pending buffer; once there are many it
+    loads the writer's newest text commit instead of holding them all."""
+    with memcore.Memory(data_dir, model=None, read_only=True) as reader:
+        assert writer.send("bulk 1500") == "ok"
+        assert eventually(lambda: reader.index_health().documents == 1501)
+        assert eventually(lambda: reader.index_health().text_pending < 1024)
+        health = reader.index_health()
+        assert health.text_documents + health.text_pending >= 1500
+        # "bcd" spells 123: found in the loaded commit or the buffer, as one document.
+        hits = reader.search_text("bcd", limit=5)
+        assert [h.memory.content for h in hits] == ["bulk fact 123 bcd"]
 
 
 def test_a_read_only_memory_follows_graph_writes_and_mentions(

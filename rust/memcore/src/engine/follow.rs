@@ -14,9 +14,13 @@
 //! pending text and vector buffers that searches read beside the committed
 //! indexes.
 //!
+//! Past [`SHED_PENDING`] pending text documents the thread loads the
+//! writer's newest text commit and drops the pending documents it holds.
+//!
 //! Known limits, for a follow-up: a rescan costs O(store) (paced to a fifth
-//! of a core); the pending buffers only grow until the process reopens (the
-//! writer's newer index commits are not loaded).
+//! of a core); pending vectors only grow until the process reopens (loading
+//! the writer's saved graph means reading the whole file; they are searched
+//! exactly, beside the graph).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::store::oplog::{self, Action, Op};
 use crate::store::{memories, relations};
+use crate::text::TextIndex;
 
 /// How often the thread looks for new commits: well inside the promise
 /// that a read-only search is at most a second behind the writer.
@@ -42,6 +47,8 @@ pub const POLL: Duration = Duration::from_millis(200);
 /// Memory writes applied one by one in a catch-up; more (a bulk ingest), or
 /// any other kind of record, rescan the catalog and the graph.
 const INCREMENTAL_OPS: usize = 4096;
+/// Pending text documents past which the writer's newest commit is loaded.
+const SHED_PENDING: usize = 1024;
 /// The pause after a catch-up, as a multiple of its duration.
 const BUSY_SHARE: u32 = 4;
 
@@ -97,23 +104,36 @@ fn run(conn: &Connection, followed: &Followed, mut applied: i64, stopped: &Recei
     // between the open's replay (on another connection) and this thread's start.
     let mut seen = None;
     let mut wait = POLL;
+    let mut text_loaded = i64::MIN;
     while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
-        let Ok(version) = data_version(conn) else {
-            continue;
-        };
-        if seen == Some(version) {
-            continue;
+        if let Ok(version) = data_version(conn)
+            && seen != Some(version)
+        {
+            let started = Instant::now();
+            // A failed catch-up (a checkpoint holding a lock past the busy
+            // timeout) keeps `seen`, so the next poll tries again.
+            if let Ok(done) = catch_up(conn, followed, applied) {
+                applied = done;
+                seen = Some(version);
+            }
+            // A rescan grows with the store: under a steady stream of
+            // writes the thread takes at most a fifth of a core.
+            wait = POLL.max(started.elapsed() * BUSY_SHARE);
         }
-        let started = Instant::now();
-        // A failed catch-up (a checkpoint holding a lock past the busy
-        // timeout) keeps `seen`, so the next poll tries again.
-        if let Ok(done) = catch_up(conn, followed, applied) {
-            applied = done;
-            seen = Some(version);
-        }
-        // A catch-up rescans the catalog, which grows with the store: under a
-        // steady stream of writes the thread takes at most a fifth of a core.
-        wait = POLL.max(started.elapsed() * BUSY_SHARE);
+        shed_committed_text(&followed.indexes.text, &mut text_loaded);
+    }
+}
+
+/// Once many documents are pending, load the writer's newest text commit,
+/// which holds most of them, so the buffer searched beside it stops growing.
+/// `loaded`: the seq of the commit loaded last (a commit is loaded once).
+fn shed_committed_text(text: &TextIndex, loaded: &mut i64) {
+    if text.pending_len() < SHED_PENDING {
+        return;
+    }
+    let on_disk = text.disk_seq();
+    if on_disk != *loaded && text.follow_commits().is_ok() {
+        *loaded = on_disk;
     }
 }
 

@@ -143,6 +143,7 @@ impl Engine {
     /// Check the database (`PRAGMA integrity_check`) and each derived index
     /// against the rows: counts, and up to [`SAMPLE`] keys looked up.
     pub fn check(&self) -> Result<CheckReport> {
+        let covered = self.covered_seq()?;
         self.flush()?;
         let db = self.store.db_path();
         let mut report = CheckReport {
@@ -175,7 +176,7 @@ impl Engine {
                 ),
             });
         }
-        let docs = match documents(&reader) {
+        let docs = match documents(&reader, covered) {
             Ok(docs) => docs,
             Err(e) => {
                 report.problems.push(CheckProblem {
@@ -249,6 +250,20 @@ impl Engine {
             }
         }
         Ok(report)
+    }
+
+    /// The last write the search state holds: a read-only engine's follower
+    /// may be a poll behind the rows, and a write in flight publishes to the
+    /// indexes just after its commit, so a check looks only at documents up
+    /// to this seq (and never reports a write that is on its way as missing).
+    fn covered_seq(&self) -> Result<i64> {
+        if let Some(follower) = &self.follower {
+            return Ok(follower.applied());
+        }
+        // Publications happen under the writer lock: once it is ours, every
+        // committed write up to the log's end is in the search state.
+        let _writes_paused = self.store.writer()?;
+        oplog::last_seq(&*self.store.reader()?)
     }
 
     /// Rebuild the derived indexes from the database, writes paused
@@ -426,14 +441,15 @@ fn integrity(conn: &Connection) -> Result<Vec<String>> {
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-/// Every searchable document: its key and whether it has a vector.
-fn documents(conn: &Connection) -> Result<Vec<(u64, bool)>> {
+/// Every searchable document written up to `covered`: its key and whether
+/// it has a vector.
+fn documents(conn: &Connection, covered: i64) -> Result<Vec<(u64, bool)>> {
     let mut docs = Vec::new();
     for table in DOC_TABLES {
         let mut stmt = conn.prepare(&format!(
-            "SELECT doc_key, embedding IS NOT NULL FROM {table}"
+            "SELECT doc_key, embedding IS NOT NULL FROM {table} WHERE doc_key <= ?1"
         ))?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        let rows = stmt.query_map([covered], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
         for row in rows {
             docs.push(row?);
         }

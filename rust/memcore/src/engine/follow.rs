@@ -24,6 +24,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -55,6 +56,8 @@ const BUSY_SHARE: u32 = 4;
 /// The follower thread of a read-only engine; stops when dropped.
 #[derive(Debug)]
 pub struct Follower {
+    /// The last op applied to the search state.
+    applied: Arc<AtomicI64>,
     /// Dropped first on stop: the thread wakes at once and exits.
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -79,14 +82,24 @@ impl Follower {
         applied: i64,
     ) -> Result<Self> {
         let (stop, stopped) = channel::<()>();
+        let shared = Arc::new(AtomicI64::new(applied));
+        let progress = shared.clone();
         let thread = crate::priority::spawn_named("memcore-follow", move || {
-            run(&conn, &followed, applied, &stopped);
+            run(&conn, &followed, &progress, &stopped);
         })
         .map_err(|e| Error::io(db_path, e))?;
         Ok(Follower {
+            applied: shared,
             stop: Some(stop),
             thread: Some(thread),
         })
+    }
+}
+
+impl Follower {
+    /// The last op applied: the search state holds every write up to it.
+    pub fn applied(&self) -> i64 {
+        self.applied.load(Ordering::Acquire)
     }
 }
 
@@ -99,7 +112,8 @@ impl Drop for Follower {
     }
 }
 
-fn run(conn: &Connection, followed: &Followed, mut applied: i64, stopped: &Receiver<()>) {
+fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &Receiver<()>) {
+    let mut applied = progress.load(Ordering::Acquire);
     // None: the first poll always catches up, since commits may have landed
     // between the open's replay (on another connection) and this thread's start.
     let mut seen = None;
@@ -114,6 +128,7 @@ fn run(conn: &Connection, followed: &Followed, mut applied: i64, stopped: &Recei
             // timeout) keeps `seen`, so the next poll tries again.
             if let Ok(done) = catch_up(conn, followed, applied) {
                 applied = done;
+                progress.store(done, Ordering::Release);
                 seen = Some(version);
             }
             // A rescan grows with the store: under a steady stream of

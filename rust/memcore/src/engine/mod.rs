@@ -131,7 +131,7 @@ pub struct Engine {
     /// only makes archiving a little more eager.
     surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
     /// A read-only engine's thread applying the writer's new commits.
-    _follower: Option<follow::Follower>,
+    follower: Option<follow::Follower>,
 }
 
 impl Engine {
@@ -166,6 +166,9 @@ impl Engine {
             Indexes::open(dir, &analyzer, dim, options.hnsw, options.read_only)?;
         check::ensure_log_covers(&store, text_seq.max(vector_seq))?;
         let indexes = Arc::new(indexes);
+        // Beside a live writer the catalog may hold less than the replay
+        // below reaches: a read-only follower starts from what it holds.
+        let catalog_seq = crate::store::oplog::last_seq(&*store.reader()?)?;
         recovery::rebuild_catalog(&store, &indexes)?;
         let indexer = (!options.read_only).then(|| {
             let threads = match options.index_threads {
@@ -191,6 +194,7 @@ impl Engine {
                 dim: dim.clone(),
             };
             let conn = store.connect()?;
+            let replayed = replayed.min(catalog_seq);
             Some(follow::Follower::start(
                 &store.db_path(),
                 conn,
@@ -218,7 +222,7 @@ impl Engine {
             indexes,
             indexer,
             surfaced: parking_lot::Mutex::default(),
-            _follower: follower,
+            follower,
         })
     }
 

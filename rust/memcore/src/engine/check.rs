@@ -5,15 +5,14 @@
 //!   recorded, and damage SQLite reports while the open reads is explained);
 //! - [`Engine::check`] runs `PRAGMA integrity_check` and compares each
 //!   derived index with the rows (counts, and sampled keys looked up);
-//! - [`repair_store`] rebuilds the derived indexes from SQLite, setting a
-//!   folder that cannot even be opened aside, and with `accept_empty` lets
-//!   an operator start over from a database that cannot be saved;
-//! - [`Engine::backup`] copies the live database with SQLite's online
-//!   backup API into one consistent file that opens as a store.
+//! - [`repair_store`] rebuilds the derived indexes from SQLite, removing a
+//!   folder that cannot even be opened, and with `accept_empty` lets an
+//!   operator start over from a database that cannot be saved.
+//!
+//! Backups live in `backup.rs`.
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::backup::Backup;
 use rusqlite::{Connection, OpenFlags};
 
 use super::{Engine, EngineOptions, INDEX_DIR};
@@ -79,17 +78,6 @@ impl CheckReport {
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
     }
-}
-
-/// What [`Engine::backup`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackupReport {
-    /// The backup file.
-    pub path: PathBuf,
-    /// Its size.
-    pub bytes: u64,
-    /// The op log's highest seq in the copy: every write up to it is there.
-    pub last_seq: i64,
 }
 
 /// What [`repair_store`] did.
@@ -272,81 +260,6 @@ impl Engine {
         self.rebuild_indexes()?;
         finish(self, RepairReport::default())
     }
-
-    /// Copy the database to `dest` with SQLite's online backup API: one
-    /// consistent snapshot, taken while writers go on, that opens as a
-    /// store (the indexes rebuild from it). `dest` must not exist; an
-    /// existing directory receives `memcore.db`, making it a data directory.
-    pub fn backup(&self, dest: &Path) -> Result<BackupReport> {
-        let target = if dest.is_dir() {
-            dest.join(DB_FILE)
-        } else {
-            dest.to_path_buf()
-        };
-        if target.exists() {
-            return Err(Error::invalid(
-                "dest",
-                format!(
-                    "{} already exists; a backup never overwrites a file. Pass a new path \
-                     or an empty directory.",
-                    target.display()
-                ),
-            ));
-        }
-        let partial = sibling(&target, ".partial");
-        let _ = std::fs::remove_file(&partial);
-        let copied = copy_database(&self.store, &partial);
-        let last_seq = match copied {
-            Ok(seq) => seq,
-            Err(e) => {
-                let _ = std::fs::remove_file(&partial);
-                return Err(e);
-            }
-        };
-        std::fs::rename(&partial, &target).map_err(|e| Error::io(&target, e))?;
-        let bytes = std::fs::metadata(&target)
-            .map_err(|e| Error::io(&target, e))?
-            .len();
-        Ok(BackupReport {
-            path: target,
-            bytes,
-            last_seq,
-        })
-    }
-}
-
-/// Copy every page in one step, so the copy is one read snapshot of the
-/// source (a step-by-step copy restarts whenever the writer commits and
-/// might never finish under a steady stream of writes). WAL lets the
-/// writer go on meanwhile. Returns the copy's last op seq.
-fn copy_database(store: &Store, dest: &Path) -> Result<i64> {
-    let source = store.reader()?;
-    let mut copy = Connection::open(dest)?;
-    {
-        let backup = Backup::new(&source, &mut copy)?;
-        loop {
-            match backup.step(-1)? {
-                rusqlite::backup::StepResult::Done => break,
-                // Busy or locked: another connection holds a lock for a moment.
-                _ => std::thread::sleep(std::time::Duration::from_millis(20)),
-            }
-        }
-    }
-    // A single self-contained file: no WAL to carry around.
-    copy.pragma_update(None, "journal_mode", "DELETE")?;
-    let check: String = copy.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-    if check != "ok" {
-        return Err(Error::Index(format!(
-            "backup copy failed its check: {check}"
-        )));
-    }
-    let seq = oplog::last_seq(&copy)?;
-    drop(copy);
-    // Durable before it is renamed into place.
-    std::fs::File::open(dest)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| Error::io(dest, e))?;
-    Ok(seq)
 }
 
 /// Rebuild the derived indexes of the store in `dir` from its database,
@@ -354,9 +267,10 @@ fn copy_database(store: &Store, dest: &Path) -> Result<i64> {
 ///
 /// A store that opens has its indexes rebuilt in place; an index folder
 /// that cannot be opened is removed, and rebuilt by the open that follows
-/// (it is derived: nothing is lost). A damaged database is refused with the fix, unless
-/// `accept_empty`: then an unreadable database is moved aside (kept as
-/// `memcore.db.damaged-<time>`) and the store starts from what remains.
+/// (it is derived: nothing is lost). A damaged database is refused with
+/// the fix, unless `accept_empty`: then an unreadable database is moved
+/// aside (kept as `memcore.db.damaged-<time>`) and the store starts from
+/// what remains.
 pub fn repair_store(
     dir: &Path,
     options: &EngineOptions,
@@ -473,7 +387,7 @@ fn sample_missing(keys: &[u64], has: impl Fn(u64) -> Result<bool>) -> Result<(us
     Ok((sampled, missing))
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)

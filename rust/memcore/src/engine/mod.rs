@@ -2,6 +2,7 @@
 //! operation of the core goes through it, so the write path and the read path
 //! each exist exactly once.
 
+mod backup;
 mod check;
 mod code;
 mod context;
@@ -35,7 +36,8 @@ use crate::store::{DB_FILE, Durability, Store, StoreOptions, health, meta};
 use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
-pub use check::{BackupReport, CheckProblem, CheckReport, IndexCheck, RepairReport, repair_store};
+pub use backup::BackupReport;
+pub use check::{CheckProblem, CheckReport, IndexCheck, RepairReport, repair_store};
 pub use code::{FileOutcome, chunk_labels};
 pub use context::{
     CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,

@@ -25,6 +25,7 @@ __all__ = [
     "UnauthorizedError",
     "ValidationFailedError",
     "__version__",
+    "repair_store",
     "turn_vector_text",
 ]
 
@@ -243,6 +244,9 @@ class Engine:
     def compact(self, force: bool = False) -> dict[str, Any]: ...
     def rebuild_indexes(self) -> None: ...
     def index_status(self) -> dict[str, Any]: ...
+    def check(self) -> dict[str, Any]: ...
+    def repair(self) -> dict[str, Any]: ...
+    def backup(self, dest: str | PathLike[str]) -> dict[str, Any]: ...
 
     # -- knowledge graph ------------------------------------------------------------
     # Entity dicts use the save_memory contract's keys (name, entityType, observations,
@@ -439,3 +443,8 @@ class Engine:
         limit: int = 10,
         weights: tuple[float, float, float] | None = None,
     ) -> list[dict[str, Any]]: ...
+
+def repair_store(
+    path: str | PathLike[str], *, accept_empty: bool = False, text_analyzer: str | None = None
+) -> dict[str, Any]:
+    """Rebuild the search indexes of the closed store at `path` from its database."""

@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 from memcore import __version__
 from memcore.errors import MemcoreError, ResourceBusyError
 from memcore.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
+from memcore.store_cli import add_store_commands
 
 # Only what parsing needs is imported above, so `memcore --help` and the argument errors
 # answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     _export_command(commands)
     _import_command(commands)
     _index_command(commands)
+    add_store_commands(commands)  # check, repair, backup (memcore/store_cli.py)
     _auth_commands(commands)
     return parser
 

@@ -24,6 +24,7 @@ from memcore._facade.conversation import ConversationAPI
 from memcore._facade.facts import FactsAPI
 from memcore._facade.graph import GraphAPI
 from memcore._facade.maintenance import MaintenanceAPI
+from memcore._facade.store_health import StoreHealthAPI
 from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
 from memcore.errors import invalid
@@ -36,7 +37,7 @@ Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
 _log = logging.getLogger("memcore.indexes")
 
 
-class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI):
+class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI, StoreHealthAPI):
     """Long-term memory for an agent, backed by one data directory.
 
     Args:

@@ -74,7 +74,7 @@ GROUP_TOOLS = {
         "memory_list_dir_with_abstract",
     ],
     "code": ["index_project", "search_code", "get_index_status", "list_projects", "delete_project"],
-    "admin": ["get_status", "reset_all_memory"],
+    "admin": ["get_status", "check_store", "reset_all_memory"],
 }
 ALL_TOOLS = [name for names in GROUP_TOOLS.values() for name in names]
 #: The legacy group as selected: the reference server's nine, in listing order.

@@ -146,7 +146,7 @@ fn core_to_python(error: memcore::Error) -> PyErr {
         E::NotFound { .. } => NotFoundError::new_err(message),
         E::InvalidParameter { .. } => InvalidParameterError::new_err(message),
         E::ValidationFailed { .. } => ValidationFailedError::new_err(message),
-        E::Storage(_) | E::Io { .. } | E::Index(_) | E::ReadOnly { .. } => {
+        E::Storage(_) | E::Io { .. } | E::Index(_) | E::Damaged { .. } | E::ReadOnly { .. } => {
             StorageError::new_err(message)
         }
         E::DimensionMismatch { .. } => DimensionMismatchError::new_err(message),
@@ -173,6 +173,7 @@ fn details<'py>(py: Python<'py>, error: &memcore::Error) -> PyResult<Bound<'py, 
         }
         E::InvalidParameter { field, .. } => out.set_item("field", field)?,
         E::ValidationFailed { details, .. } => out.set_item("problems", to_python(py, details)?)?,
+        E::Damaged { path, .. } => out.set_item("path", path)?,
         _ => {}
     }
     Ok(out)

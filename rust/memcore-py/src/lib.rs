@@ -16,6 +16,7 @@ mod memories;
 mod records;
 mod restore;
 mod search;
+mod store_health;
 
 use pyo3::prelude::*;
 
@@ -37,6 +38,8 @@ mod _core {
 
     #[pymodule_export]
     use crate::engine::PyEngine;
+    #[pymodule_export]
+    use crate::store_health::repair_store;
 
     #[pymodule_export]
     use crate::conversation::turn_vector_text;

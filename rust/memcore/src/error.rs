@@ -54,6 +54,11 @@ pub enum Error {
     #[error("{message}")]
     PayloadTooLarge { message: String },
 
+    /// The database itself (the truth, not a derived index) is damaged or
+    /// lost data; `message` names the file and the fix.
+    #[error("{message}")]
+    Damaged { path: PathBuf, message: String },
+
     /// A write on a store opened read-only.
     #[error("The store at {path} is open read-only; open it without read_only to write")]
     ReadOnly { path: PathBuf },
@@ -67,9 +72,11 @@ impl Error {
             Error::NotFound { .. } => "NOT_FOUND",
             Error::InvalidParameter { .. } => "INVALID_PARAMETER",
             Error::ValidationFailed { .. } => "VALIDATION_FAILED",
-            Error::Storage(_) | Error::Io { .. } | Error::Index(_) | Error::ReadOnly { .. } => {
-                "STORAGE_ERROR"
-            }
+            Error::Storage(_)
+            | Error::Io { .. }
+            | Error::Index(_)
+            | Error::Damaged { .. }
+            | Error::ReadOnly { .. } => "STORAGE_ERROR",
             Error::DimensionMismatch { .. } => "DIMENSION_MISMATCH",
             Error::ResourceBusy { .. } => "RESOURCE_BUSY",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",

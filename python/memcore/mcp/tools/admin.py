@@ -1,4 +1,4 @@
-"""The admin group: server status and the store-wide reset."""
+"""The admin group: server status, the store check and the store-wide reset."""
 
 from __future__ import annotations
 
@@ -51,6 +51,11 @@ def reset_all_memory(call: ToolCall) -> dict[str, Any]:
     return {"success": True, "message": "Every memory in every namespace was deleted."}
 
 
+def check_store(call: ToolCall) -> dict[str, Any]:
+    """SQLite's integrity check plus each search index against the rows, with fixes."""
+    return call.memory.check().to_dict()
+
+
 def register(registry: ToolRegistry) -> None:
     """Add the admin group."""
     registry.add(
@@ -70,6 +75,27 @@ def register(registry: ToolRegistry) -> None:
             handler=get_status,
             read_only=True,
             needs_store=False,
+        )
+    )
+    registry.add(
+        ToolSpec(
+            name="check_store",
+            group="admin",
+            title="Check the store",
+            description=(
+                "Check the whole store (every namespace): the database's integrity (SQLite "
+                "integrity_check, reads every page: slow on large stores) and each search index "
+                "against the stored records (counts and looked-up documents). Call it when "
+                "searches miss records that get_memory finds, or after a crash or disk trouble. "
+                "Returns {ok, integrity, last_seq, indexes[{index, expected, found, sampled, "
+                "missing}], problems[{area, message, fix}]}; each problem says how to fix it "
+                "(e.g. `memcore repair` rebuilds the indexes)."
+            ),
+            input_schema=schema.arguments({}),
+            handler=check_store,
+            read_only=True,
+            idempotent=True,
+            store_wide=True,
         )
     )
     registry.add(

@@ -36,6 +36,20 @@ pub fn memory_labels(m: &Memory) -> DocLabels<'_> {
     }
 }
 
+/// Catalog labels of a memory from its catalog row.
+pub fn memory_row_labels(row: &memories::CatalogRow) -> DocLabels<'_> {
+    DocLabels {
+        kind: Kind::Memory,
+        namespace: &row.namespace,
+        thread: row.thread_id.as_deref(),
+        scope: None,
+        tag: None,
+        valid_from: row.valid_from,
+        valid_end: effective_end(row.valid_until, row.expires_at),
+        superseded: row.superseded,
+    }
+}
+
 /// Catalog labels of an entity's document (scoped by the entity itself).
 pub fn entity_labels(e: &Entity) -> DocLabels<'_> {
     DocLabels {
@@ -99,19 +113,7 @@ pub type MemoryKeys = HashMap<String, u64>;
 pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<MemoryKeys> {
     let mut keys = MemoryKeys::new();
     memories::catalog_rows(conn, |row| {
-        catalog.insert(
-            row.doc_key,
-            &DocLabels {
-                kind: Kind::Memory,
-                namespace: &row.namespace,
-                thread: row.thread_id.as_deref(),
-                scope: None,
-                tag: None,
-                valid_from: row.valid_from,
-                valid_end: effective_end(row.valid_until, row.expires_at),
-                superseded: row.superseded,
-            },
-        );
+        catalog.insert(row.doc_key, &memory_row_labels(&row));
         keys.insert(row.id, row.doc_key);
     })?;
     entities::entity_catalog_rows(conn, |(key, ns, thread, from, until, id)| {

@@ -141,6 +141,21 @@ impl Indexes {
         }
     }
 
+    /// A read-only engine's vector index, once the writer stored the first
+    /// vector: the writer's saved graph if any (never removed, unlike
+    /// [`Indexes::vectors_for`]). Returns the op-log seq it covers.
+    pub fn adopt_vectors(&self, dim: usize) -> Result<i64> {
+        let mut slot = self.vectors.write();
+        if slot.is_some() {
+            return Ok(0);
+        }
+        let (v, seq, warning) =
+            VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only)?;
+        self.health.warn_some(warning);
+        *slot = Some(Arc::new(v));
+        Ok(seq)
+    }
+
     /// Drop the vector index entirely (after a reset, the next model may
     /// have another dimension).
     pub fn drop_vectors(&self) {

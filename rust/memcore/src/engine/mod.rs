@@ -2,11 +2,14 @@
 //! operation of the core goes through it, so the write path and the read path
 //! each exist exactly once.
 
+mod backup;
+mod check;
 mod code;
 mod context;
 mod conversation;
 mod documents;
 mod embedding;
+mod follow;
 mod graph_rank;
 mod graph_read;
 mod graph_write;
@@ -30,10 +33,12 @@ use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
 use crate::ids::IdGenerator;
-use crate::store::{Durability, Store, StoreOptions, meta};
+use crate::store::{DB_FILE, Durability, Store, StoreOptions, health as store_health, meta};
 use crate::temporal::now_micros;
 use crate::vector::HnswParams;
 
+pub use backup::BackupReport;
+pub use check::{CheckProblem, CheckReport, IndexCheck, RepairReport, repair_store};
 pub use code::{CODE_WEIGHTS, FileOutcome, chunk_labels, code_recall};
 pub use context::{
     CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,
@@ -77,8 +82,8 @@ pub const DEFAULT_ANALYZER: &str = "english";
 /// How to open an engine.
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
-    /// Open without the writer lock; every write fails. Searches see the
-    /// store as it was at open time; listings and gets read live rows.
+    /// Open without the writer lock; every write fails. A background thread
+    /// follows the writer's commits into the search state (see `follow`).
     pub read_only: bool,
     /// Commit durability (see [`Durability`]).
     pub durability: Durability,
@@ -121,8 +126,10 @@ pub struct IndexStatus {
 pub struct Engine {
     store: Store,
     ids: IdGenerator,
-    /// Dimension of stored vectors, once known (from metadata or the first vector).
-    dim: RwLock<Option<usize>>,
+    /// Dimension of stored vectors, once known (from metadata or the first
+    /// vector; shared with a read-only engine's follower, which learns it
+    /// when the writer stores the first vector).
+    dim: Arc<RwLock<Option<usize>>>,
     indexes: Arc<Indexes>,
     indexer: Option<Indexer>,
     /// Conversations retrieval surfaced since the last flush: (namespace,
@@ -130,12 +137,21 @@ pub struct Engine {
     /// by maintenance (before archiving) and on close. Losing it in a crash
     /// only makes archiving a little more eager.
     surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
+    /// A read-only engine's thread applying the writer's new commits.
+    follower: Option<follow::Follower>,
 }
 
 impl Engine {
     /// Open (or create) the data directory `dir`: the store, then the derived
-    /// indexes, caught up from the op log.
+    /// indexes, caught up from the op log. A database that lost data is
+    /// refused with the fix (see `check`), never opened as an empty store.
     pub fn open(dir: &Path, options: &EngineOptions) -> Result<Self> {
+        let db_path = dir.join(DB_FILE);
+        store_health::ensure_whole(&db_path, check::indexes_exist(dir))?;
+        Self::open_whole(dir, options).map_err(|e| check::explain_open_error(&db_path, e))
+    }
+
+    fn open_whole(dir: &Path, options: &EngineOptions) -> Result<Self> {
         let store = Store::open(
             dir,
             StoreOptions {
@@ -155,7 +171,11 @@ impl Engine {
         let dim = embedding::stored_dim(&*store.reader()?)?;
         let (indexes, text_seq, vector_seq) =
             Indexes::open(dir, &analyzer, dim, options.hnsw, options.read_only)?;
+        check::ensure_log_covers(&store, text_seq.max(vector_seq))?;
         let indexes = Arc::new(indexes);
+        // Beside a live writer the catalog may hold less than the replay
+        // below reaches: a read-only follower starts from what it holds.
+        let catalog_seq = crate::store::oplog::last_seq(&*store.reader()?)?;
         recovery::rebuild_catalog(&store, &indexes)?;
         let indexer = (!options.read_only).then(|| {
             let threads = match options.index_threads {
@@ -164,7 +184,7 @@ impl Engine {
             };
             Indexer::start(indexes.clone(), text_seq, vector_seq, threads)
         });
-        match &indexer {
+        let replayed = match &indexer {
             Some(ix) => recovery::replay(
                 &store,
                 &indexes,
@@ -173,7 +193,24 @@ impl Engine {
                 Some(&|j| ix.send(j)),
             )?,
             None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
-        }
+        };
+        let dim = Arc::new(RwLock::new(dim));
+        let follower = if store.is_read_only() {
+            let followed = follow::Followed {
+                indexes: indexes.clone(),
+                dim: dim.clone(),
+            };
+            let conn = store.connect()?;
+            let replayed = replayed.min(catalog_seq);
+            Some(follow::Follower::start(
+                &store.db_path(),
+                conn,
+                followed,
+                replayed,
+            )?)
+        } else {
+            None
+        };
         let ids = IdGenerator::default();
         for table in ID_TABLES {
             let newest: Option<String> = store.reader()?.query_row(
@@ -188,10 +225,11 @@ impl Engine {
         Ok(Engine {
             store,
             ids,
-            dim: RwLock::new(dim),
+            dim,
             indexes,
             indexer,
             surfaced: parking_lot::Mutex::default(),
+            follower,
         })
     }
 

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use rusqlite::Connection;
+
 use super::documents::{load_catalog, load_graph, load_index_doc};
 use super::indexer::Job;
 use super::indexes::Indexes;
@@ -19,28 +21,44 @@ const REPLAY_PAGE: usize = 4096;
 
 /// Rebuild the catalog and the in-memory graph from the store.
 pub fn rebuild_catalog(store: &Store, indexes: &Indexes) -> Result<()> {
-    let reader = store.reader()?;
+    rebuild_catalog_from(&*store.reader()?, indexes)
+}
+
+/// [`rebuild_catalog`] on a given connection (a read-only follower reads
+/// the catalog and the ops it replays in one snapshot).
+pub fn rebuild_catalog_from(reader: &Connection, indexes: &Indexes) -> Result<()> {
     let memory_keys = {
         let mut catalog = indexes.catalog.write();
         catalog.clear();
-        load_catalog(&reader, &mut catalog)?
+        load_catalog(reader, &mut catalog)?
     };
-    load_graph(&reader, &mut indexes.graph.write(), &memory_keys)
+    load_graph(reader, &mut indexes.graph.write(), &memory_keys)
 }
 
 /// Replay ops after the watermarks; `send` receives the indexer jobs (None
-/// for a read-only engine, which only fills the pending buffers).
+/// for a read-only engine, which only fills the pending buffers). Returns
+/// the last seq replayed (or where it started, when nothing was new).
 pub fn replay(
     store: &Store,
     indexes: &Indexes,
     text_seq: i64,
     vector_seq: i64,
     send: Option<&dyn Fn(Job)>,
-) -> Result<()> {
-    let reader = store.reader()?;
+) -> Result<i64> {
+    replay_from(&*store.reader()?, indexes, text_seq, vector_seq, send)
+}
+
+/// [`replay`] on a given connection.
+pub fn replay_from(
+    reader: &Connection,
+    indexes: &Indexes,
+    text_seq: i64,
+    vector_seq: i64,
+    send: Option<&dyn Fn(Job)>,
+) -> Result<i64> {
     let mut after = text_seq.min(vector_seq);
     loop {
-        let ops = oplog::since(&reader, after, REPLAY_PAGE)?;
+        let ops = oplog::since(reader, after, REPLAY_PAGE)?;
         let Some(last) = ops.last() else { break };
         after = last.seq;
         for op in ops {
@@ -65,7 +83,7 @@ pub fn replay(
             }
             // Only the record's current version is indexed; an older upsert
             // whose content was replaced later is skipped.
-            let Some(doc) = load_index_doc(&reader, op.kind, &op.record_id)? else {
+            let Some(doc) = load_index_doc(reader, op.kind, &op.record_id)? else {
                 continue;
             };
             if doc.key != op.seq as u64 {
@@ -99,5 +117,5 @@ pub fn replay(
             }
         }
     }
-    Ok(())
+    Ok(after)
 }

@@ -241,25 +241,39 @@ pub struct CatalogRow {
 
 /// Every memory's catalog facts, for rebuilding the catalog on open.
 pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT doc_key, namespace, thread_id, valid_from, valid_until, expires_at,
-                superseded_by IS NOT NULL, id
-         FROM memories",
-    )?;
+    let mut stmt = conn.prepare(&format!("SELECT {CATALOG_COLUMNS} FROM memories"))?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
-        each(CatalogRow {
-            doc_key: r.get::<_, i64>(0)? as u64,
-            namespace: r.get(1)?,
-            thread_id: r.get(2)?,
-            valid_from: r.get(3)?,
-            valid_until: r.get(4)?,
-            expires_at: r.get(5)?,
-            superseded: r.get(6)?,
-            id: r.get(7)?,
-        });
+        each(catalog_row_at(r)?);
     }
     Ok(())
+}
+
+/// One memory's catalog facts, if it exists (a read-only follower applying
+/// one logged write).
+pub fn catalog_row(conn: &Connection, id: &str) -> Result<Option<CatalogRow>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {CATALOG_COLUMNS} FROM memories WHERE id = ?1"
+        ))?
+        .query_row([id], catalog_row_at)
+        .optional()?)
+}
+
+const CATALOG_COLUMNS: &str = "doc_key, namespace, thread_id, valid_from, valid_until, \
+     expires_at, superseded_by IS NOT NULL, id";
+
+fn catalog_row_at(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
+    Ok(CatalogRow {
+        doc_key: r.get::<_, i64>(0)? as u64,
+        namespace: r.get(1)?,
+        thread_id: r.get(2)?,
+        valid_from: r.get(3)?,
+        valid_until: r.get(4)?,
+        expires_at: r.get(5)?,
+        superseded: r.get(6)?,
+        id: r.get(7)?,
+    })
 }
 
 /// The indexed content of a memory: its current key, text and vector.

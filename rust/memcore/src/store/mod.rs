@@ -27,6 +27,7 @@ mod checkpoint;
 pub mod code;
 pub mod conversations;
 pub mod entities;
+pub mod health;
 mod lock;
 pub mod memories;
 pub mod meta;
@@ -76,8 +77,12 @@ pub struct Store {
     options: StoreOptions,
     /// Declared before `writer`, so its thread stops before the writer closes.
     _checkpointer: Option<Checkpointer>,
-    writer: Option<Mutex<Connection>>,
+    /// Declared before `writer` too: the last connection to close copies the
+    /// write-ahead log into the database and deletes it, which only a
+    /// writable connection can do. So a cleanly closed store is one file
+    /// (what a copy or a check of a closed store expects).
     readers: Mutex<Vec<Connection>>,
+    writer: Option<Mutex<Connection>>,
     _lock: Option<DirLock>,
 }
 
@@ -207,6 +212,12 @@ impl Store {
                 path: self.dir.clone(),
             }),
         }
+    }
+
+    /// A new read-only connection of the caller's own, outside the pool
+    /// (for a thread that keeps one, like a read-only engine's follower).
+    pub fn connect(&self) -> Result<Connection> {
+        open_reader(&self.db_path())
     }
 
     /// A reader connection from the pool (opened on demand).

@@ -147,6 +147,13 @@ pub fn all_mentions(conn: &Connection, mut each: impl FnMut(&str, &str)) -> Resu
     Ok(())
 }
 
+/// The entities one memory mentions.
+pub fn mentions_of(conn: &Connection, memory_id: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT entity_id FROM mentions WHERE memory_id = ?1")?;
+    let rows = stmt.query_map([memory_id], |r| r.get(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
 /// What the graph needs of every relation (no entity names, so no join):
 /// (id, from, to, type, importance, valid_from, valid_until), oldest first.
 pub fn graph_rows(conn: &Connection, mut each: impl FnMut(GraphRelationRow<'_>)) -> Result<()> {

@@ -94,6 +94,17 @@ pub(super) fn payload(seq: i64) -> String {
     format!("{digits}:{:08x}", crc32fast::hash(digits.as_bytes()))
 }
 
+/// The seq the newest commit on disk covers (0 when none or unreadable): a
+/// read-only follower compares it with the commit it loaded last.
+pub(super) fn committed_seq(index: &tantivy::Index) -> i64 {
+    index
+        .load_metas()
+        .ok()
+        .and_then(|m| m.payload)
+        .and_then(|p| parse_payload(&p).ok())
+        .unwrap_or(0)
+}
+
 /// The seq of a payload written by [`payload`]; a bare number (written
 /// before payloads carried a checksum) is taken as it is.
 fn parse_payload(payload: &str) -> Result<i64, String> {

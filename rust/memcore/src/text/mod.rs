@@ -72,6 +72,7 @@ struct TextState {
 /// The BM25 index.
 pub struct TextIndex {
     index: Index,
+    key: Field,
     body: Field,
     analyzer: TextAnalyzer,
     writer: Option<Mutex<Writing>>,
@@ -164,6 +165,7 @@ impl TextIndex {
         });
         let text = TextIndex {
             index,
+            key,
             body,
             analyzer,
             writer,
@@ -207,6 +209,55 @@ impl TextIndex {
     /// Committed documents (deleted ones excluded).
     pub fn committed_len(&self) -> u64 {
         self.state.read().searcher.num_docs()
+    }
+
+    /// Whether the document `key` is searchable: pending, or committed and
+    /// not deleted (`memcore check` samples keys with it).
+    pub fn contains(&self, key: u64) -> Result<bool> {
+        let state = self.state.read();
+        Ok(state.pending.contains(key) || self.holds(&state.searcher, key)?)
+    }
+
+    /// Whether a committed snapshot holds the live document `key`.
+    fn holds(&self, searcher: &Searcher, key: u64) -> Result<bool> {
+        let query = TermQuery::new(
+            Term::from_field_u64(self.key, key),
+            IndexRecordOption::Basic,
+        );
+        let found = searcher
+            .search(&query, &tantivy::collector::Count)
+            .map_err(|e| tantivy_err("lookup", &e))?;
+        Ok(found > 0)
+    }
+
+    /// The op-log seq of the newest commit on disk (a read-only index's
+    /// follower compares it with the commit it loaded last).
+    pub fn disk_seq(&self) -> i64 {
+        load::committed_seq(&self.index)
+    }
+
+    /// A read-only index: load the newest commit on disk (the writer's) and
+    /// drop the pending documents it holds. Each is looked up, not drained
+    /// by seq, so a commit that does not hold them (a rebuild under way)
+    /// drops none. Returns how many were dropped.
+    pub fn follow_commits(&self) -> Result<usize> {
+        self.reader
+            .reload()
+            .map_err(|e| tantivy_err("reload", &e))?;
+        let searcher = self.reader.searcher();
+        // Only the follower stages documents in a read-only index, and it is
+        // the caller: the keys cannot change between this read and the swap.
+        let pending: Vec<u64> = self.state.read().pending.keys().collect();
+        let mut held = rustc_hash::FxHashSet::default();
+        for key in pending {
+            if self.holds(&searcher, key)? {
+                held.insert(key);
+            }
+        }
+        let mut state = self.state.write();
+        state.pending.drain_keys(&held);
+        state.searcher = searcher;
+        Ok(held.len())
     }
 
     fn writer(&self) -> Result<parking_lot::MutexGuard<'_, Writing>> {

@@ -4,7 +4,7 @@
 //! Keys are op-log seqs and arrive in increasing order, so each posting list
 //! is sorted and a commit covering seq `s` drains exactly the keys `<= s`.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One pending document: its term frequencies and its length in tokens.
 #[derive(Debug, Clone)]
@@ -38,6 +38,11 @@ impl PendingText {
         }
         self.total_tokens += u64::from(len);
         self.docs.insert(key, PendingDoc { terms, len });
+    }
+
+    /// Whether `key` is pending.
+    pub fn contains(&self, key: u64) -> bool {
+        self.docs.contains_key(&key)
     }
 
     /// Forget one document.
@@ -81,6 +86,29 @@ impl PendingText {
         self.total_tokens -= drained_tokens;
         self.postings.retain(|_, list| {
             list.retain(|(key, _)| *key > seq);
+            !list.is_empty()
+        });
+    }
+
+    /// Every pending key.
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.docs.keys().copied()
+    }
+
+    /// Drop the given documents in one pass, like [`PendingText::drain_through`]
+    /// (a read-only index loaded a commit that holds them).
+    pub fn drain_keys(&mut self, keys: &HashSet<u64>) {
+        let mut drained_tokens = 0u64;
+        self.docs.retain(|key, doc| {
+            let keep = !keys.contains(key);
+            if !keep {
+                drained_tokens += u64::from(doc.len);
+            }
+            keep
+        });
+        self.total_tokens -= drained_tokens;
+        self.postings.retain(|_, list| {
+            list.retain(|(key, _)| !keys.contains(key));
             !list.is_empty()
         });
     }

@@ -1,0 +1,86 @@
+"""The store's health: check the truth and the indexes, repair the indexes, back up.
+
+SQLite is the only durable truth; the search indexes are derived from it. `check` says
+whether either is damaged, `repair` rebuilds the indexes from the database (`repair_store`
+for a closed store that will not open), and `backup` copies the database while writers go
+on, so an operator never copies a live store by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memcore import _core
+from memcore._facade.base import FacadeBase
+from memcore.store_records import BackupReport, RepairReport, StoreCheck
+
+
+class StoreHealthAPI(FacadeBase):
+    """Check, repair and back up the whole store (every namespace)."""
+
+    def check(self) -> StoreCheck:
+        """Check the database and the search indexes against each other.
+
+        Runs SQLite's `PRAGMA integrity_check` (reads every page: seconds on a large
+        store), then compares each derived index (catalog, BM25, HNSW) with the rows:
+        counts, and document keys looked up (every key up to 2,000, else an even sample).
+        Pending index work is flushed first, so a healthy writer reports no problem.
+
+        Returns:
+            The report; `ok` is False when a problem was found, each with its fix.
+        """
+        return StoreCheck.from_core(self._engine.check())
+
+    def repair(self) -> RepairReport:
+        """Rebuild the search indexes from the database (SQLite is the truth).
+
+        Writes wait until it is done; searches keep working. A store that cannot even
+        be opened is repaired with `Memory.repair_store` (the ``memcore repair`` command).
+
+        Raises:
+            StorageError: The instance is read-only or closed.
+        """
+        return RepairReport.from_core(self._engine.repair())
+
+    def backup(self, dest: str | os.PathLike[str]) -> BackupReport:
+        """Copy the database to `dest` with SQLite's online backup API.
+
+        The copy is one consistent snapshot, taken while this or another process goes
+        on writing: every write acknowledged before the call is in it. It is a single
+        file (no write-ahead log) that opens as a store; the search indexes rebuild from
+        it on the first open. To restore, copy it over the store's ``memcore.db`` and
+        delete its ``index`` folder.
+
+        Args:
+            dest: A new file path, or an existing directory (receives ``memcore.db``,
+                which makes the directory a data directory of its own).
+
+        Raises:
+            InvalidParameterError: The destination file exists (a backup never overwrites).
+            StorageError: The copy could not be written.
+        """
+        return BackupReport.from_core(self._engine.backup(str(Path(dest))))
+
+    @staticmethod
+    def repair_store(path: str | os.PathLike[str], *, accept_empty: bool = False) -> RepairReport:
+        """Rebuild the search indexes of the closed store at `path` from its database.
+
+        For a store that will not open: an index folder that cannot be read is removed and
+        rebuilt. A damaged database is refused with the fix (restore a backup) unless
+        `accept_empty`: then an unreadable database is kept aside as
+        ``memcore.db.damaged-<time>`` and the store starts from what remains (empty when
+        nothing does).
+
+        Args:
+            path: The data directory.
+            accept_empty: Start over without the damaged database's records.
+
+        Raises:
+            StorageError: The database is damaged and `accept_empty` is False.
+            ResourceBusyError: Another process has the store open for writing.
+            NotFoundError: There is no store at `path`.
+        """
+        return RepairReport.from_core(
+            _core.repair_store(str(Path(path)), accept_empty=accept_empty)
+        )

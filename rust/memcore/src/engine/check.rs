@@ -1,0 +1,458 @@
+//! The truth is checked, repaired where it can be, and backed up:
+//!
+//! - every open refuses a database that lost data (see `store::health` for
+//!   the header checks; here the op log must cover what the indexes
+//!   recorded, and damage SQLite reports while the open reads is explained);
+//! - [`Engine::check`] runs `PRAGMA integrity_check` and compares each
+//!   derived index with the rows (counts, and sampled keys looked up);
+//! - [`repair_store`] rebuilds the derived indexes from SQLite, removing a
+//!   folder that cannot even be opened, and with `accept_empty` lets an
+//!   operator start over from a database that cannot be saved.
+//!
+//! Backups live in `backup.rs`.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::{Engine, EngineOptions, INDEX_DIR};
+use crate::error::{Error, Result};
+use crate::store::{DB_FILE, DirLock, Store, health, oplog};
+use crate::temporal::now_micros;
+
+/// Keys looked up in each index by a check (all of them in smaller stores).
+const SAMPLE: usize = 2_000;
+/// Messages of `integrity_check` kept in a report.
+const INTEGRITY_ROWS: i64 = 100;
+/// Tables of searchable records, each row one document under `doc_key`.
+const DOC_TABLES: &[&str] = &[
+    "memories",
+    "entities",
+    "observations",
+    "turns",
+    "code_chunks",
+];
+
+/// How one derived index compares with the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexCheck {
+    /// "catalog", "text" or "vectors".
+    pub index: &'static str,
+    /// Documents the rows say it should hold.
+    pub expected: u64,
+    /// Documents it holds (committed + pending; informational, since a
+    /// read-only engine's committed snapshot may still hold deleted ones).
+    pub found: u64,
+    /// Keys looked up.
+    pub sampled: usize,
+    /// Looked-up keys it does not have.
+    pub missing: usize,
+}
+
+/// One problem a check found, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckProblem {
+    /// "database", "catalog", "text" or "vectors".
+    pub area: String,
+    pub message: String,
+    pub fix: String,
+}
+
+/// What [`Engine::check`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    /// The database file checked.
+    pub path: PathBuf,
+    /// `integrity_check`'s messages (`["ok"]` for a sound database).
+    pub integrity: Vec<String>,
+    /// The op log's highest seq.
+    pub last_seq: i64,
+    /// One entry per derived index.
+    pub indexes: Vec<IndexCheck>,
+    /// Everything wrong; empty when the store is sound.
+    pub problems: Vec<CheckProblem>,
+}
+
+impl CheckReport {
+    /// Whether nothing is wrong.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// What [`repair_store`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RepairReport {
+    /// The search indexes were rebuilt from the database.
+    pub indexes_rebuilt: bool,
+    /// Where a damaged database was moved (only with `accept_empty`).
+    pub database_set_aside: Option<PathBuf>,
+    /// Searchable documents after the rebuild.
+    pub documents: usize,
+    /// The op log's highest seq.
+    pub last_seq: i64,
+}
+
+/// Whether the data directory has derived indexes, which exist only after
+/// a store held its schema (so a missing database beside them is a loss).
+pub fn indexes_exist(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join(INDEX_DIR)).is_ok_and(|mut entries| entries.next().is_some())
+}
+
+/// Refuse a database whose op log ends before the seq the indexes cover:
+/// writes the indexes saw are gone from the truth (a truncated file, or
+/// one replaced by an older copy while the indexes stayed).
+pub fn ensure_log_covers(store: &Store, covered: i64) -> Result<()> {
+    let last = oplog::last_seq(&*store.reader()?)?;
+    if last < covered {
+        return Err(health::damaged(
+            &store.db_path(),
+            &format!(
+                "ends at write {last}, but its search indexes cover writes up to {covered}: \
+                 it lost writes (truncated, or replaced by an older copy)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Explain damage SQLite reported while opening: the same error and fix
+/// as the header checks, instead of e.g. "Invalid column type Null".
+pub fn explain_open_error(db_path: &Path, error: Error) -> Error {
+    match error {
+        Error::Storage(e) if health::is_damage(&e) => {
+            health::damaged(db_path, &format!("is damaged ({e})"))
+        }
+        other => other,
+    }
+}
+
+impl Engine {
+    /// Check the database (`PRAGMA integrity_check`) and each derived index
+    /// against the rows: counts, and up to [`SAMPLE`] keys looked up.
+    pub fn check(&self) -> Result<CheckReport> {
+        let covered = self.covered_seq()?;
+        self.flush()?;
+        let db = self.store.db_path();
+        let mut report = CheckReport {
+            path: db.clone(),
+            integrity: Vec::new(),
+            last_seq: 0,
+            indexes: Vec::new(),
+            problems: Vec::new(),
+        };
+        let reader = self.store.reader()?;
+        match integrity(&reader) {
+            Ok(messages) => report.integrity = messages,
+            Err(e) => report.integrity = vec![e.to_string()],
+        }
+        if report.integrity != ["ok"] {
+            report.problems.push(CheckProblem {
+                area: "database".into(),
+                message: format!(
+                    "The database {} is damaged: {}",
+                    db.display(),
+                    report.integrity.join("; ")
+                ),
+                fix: format!(
+                    "Restore the latest backup made by `memcore backup` (copy it over {} and \
+                     delete {} so the indexes rebuild); `sqlite3 {} .recover` may salvage rows \
+                     from the damaged file.",
+                    db.display(),
+                    self.dir().join(INDEX_DIR).display(),
+                    db.display()
+                ),
+            });
+        }
+        let docs = match documents(&reader, covered) {
+            Ok(docs) => docs,
+            Err(e) => {
+                report.problems.push(CheckProblem {
+                    area: "database".into(),
+                    message: format!(
+                        "The searchable rows of {} cannot be read: {e}",
+                        db.display()
+                    ),
+                    fix: "Restore the latest backup made by `memcore backup`.".into(),
+                });
+                return Ok(report);
+            }
+        };
+        report.last_seq = oplog::last_seq(&reader).unwrap_or(0);
+        drop(reader);
+        let all: Vec<u64> = docs.iter().map(|(k, _)| *k).collect();
+        let with_vectors: Vec<u64> = docs.iter().filter(|(_, v)| *v).map(|(k, _)| *k).collect();
+
+        let catalog = self.indexes.catalog.read();
+        let found = catalog.len() as u64;
+        let (sampled, missing) = sample_missing(&all, |k| Ok(catalog.get(k).is_some()))?;
+        drop(catalog);
+        report.indexes.push(IndexCheck {
+            index: "catalog",
+            expected: all.len() as u64,
+            found,
+            sampled,
+            missing,
+        });
+
+        let text = &self.indexes.text;
+        let (sampled, missing) = sample_missing(&all, |k| text.contains(k))?;
+        report.indexes.push(IndexCheck {
+            index: "text",
+            expected: all.len() as u64,
+            found: text.committed_len() + text.pending_len() as u64,
+            sampled,
+            missing,
+        });
+
+        let vectors = self.indexes.vectors();
+        let (sampled, missing) = match &vectors {
+            Some(v) => sample_missing(&with_vectors, |k| Ok(v.vector(k).is_some()))?,
+            None => (with_vectors.len(), with_vectors.len()),
+        };
+        report.indexes.push(IndexCheck {
+            index: "vectors",
+            expected: with_vectors.len() as u64,
+            found: vectors
+                .as_ref()
+                .map_or(0, |v| (v.hnsw().len() + v.pending_len()) as u64),
+            sampled,
+            missing,
+        });
+
+        for index in &report.indexes {
+            if index.missing > 0 {
+                report.problems.push(CheckProblem {
+                    area: index.index.into(),
+                    message: format!(
+                        "The {} index lacks {} of {} documents looked up ({} indexed, {} in \
+                         the database): searches miss them.",
+                        index.index, index.missing, index.sampled, index.found, index.expected
+                    ),
+                    fix: format!(
+                        "Run `memcore repair --data-dir {}` to rebuild the search indexes from \
+                         the database (nothing stored is lost).",
+                        self.dir().display()
+                    ),
+                });
+            }
+        }
+        Ok(report)
+    }
+
+    /// The last write the search state holds: a read-only engine's follower
+    /// may be a poll behind the rows, and a write in flight publishes to the
+    /// indexes just after its commit, so a check looks only at documents up
+    /// to this seq (and never reports a write that is on its way as missing).
+    fn covered_seq(&self) -> Result<i64> {
+        if let Some(follower) = &self.follower {
+            return Ok(follower.applied());
+        }
+        // Publications happen under the writer lock: once it is ours, every
+        // committed write up to the log's end is in the search state.
+        let _writes_paused = self.store.writer()?;
+        oplog::last_seq(&*self.store.reader()?)
+    }
+
+    /// Rebuild the derived indexes from the database, writes paused
+    /// meanwhile (the online form of [`repair_store`]).
+    pub fn repair(&self) -> Result<RepairReport> {
+        self.rebuild_indexes()?;
+        finish(self, RepairReport::default())
+    }
+}
+
+/// Rebuild the derived indexes of the store in `dir` from its database,
+/// under the writer lock (so no writer may be running).
+///
+/// A store that opens has its indexes rebuilt in place; an index folder
+/// that cannot be opened is removed, and rebuilt by the open that follows
+/// (it is derived: nothing is lost). A damaged database is refused with
+/// the fix, unless `accept_empty`: then an unreadable database is moved
+/// aside (kept as `memcore.db.damaged-<time>`) and the store starts from
+/// what remains.
+pub fn repair_store(
+    dir: &Path,
+    options: &EngineOptions,
+    accept_empty: bool,
+) -> Result<RepairReport> {
+    let db = dir.join(DB_FILE);
+    if !db.exists() && !indexes_exist(dir) {
+        return Err(Error::NotFound {
+            kind: "Store",
+            id: db.display().to_string(),
+        });
+    }
+    let mut report = RepairReport::default();
+    let options = EngineOptions {
+        read_only: false,
+        ..options.clone()
+    };
+    match Engine::open(dir, &options) {
+        Ok(engine) => {
+            engine.rebuild_indexes()?;
+            return finish(&engine, report);
+        }
+        Err(e @ Error::Damaged { .. }) if !accept_empty => return Err(e),
+        Err(e @ Error::ResourceBusy { .. }) => return Err(e),
+        Err(_) => {}
+    }
+    {
+        // Nobody opens the store while its files move.
+        let _lock = DirLock::acquire(dir)?;
+        if !database_readable(&db) {
+            if !accept_empty {
+                return Err(health::damaged(
+                    &db,
+                    "is damaged (it fails SQLite's quick_check)",
+                ));
+            }
+            if db.exists() {
+                // The log goes along under the matching name: the pair may
+                // still be salvaged (`sqlite3 FILE .recover`).
+                let aside = sibling(&db, &format!(".damaged-{}", now_micros()));
+                std::fs::rename(&db, &aside).map_err(|e| Error::io(&db, e))?;
+                let wal = health::wal_path(&db);
+                if wal.exists() {
+                    let wal_aside = health::wal_path(&aside);
+                    std::fs::rename(&wal, &wal_aside).map_err(|e| Error::io(&wal, e))?;
+                }
+                report.database_set_aside = Some(aside);
+            }
+            let _ = std::fs::remove_file(health::shm_path(&db));
+        }
+        let index = dir.join(INDEX_DIR);
+        if index.exists() {
+            std::fs::remove_dir_all(&index).map_err(|e| Error::io(&index, e))?;
+        }
+    }
+    let engine = Engine::open(dir, &options)?;
+    finish(&engine, report)
+}
+
+fn finish(engine: &Engine, mut report: RepairReport) -> Result<RepairReport> {
+    engine.flush()?;
+    report.indexes_rebuilt = true;
+    report.documents = engine.index_status().documents;
+    report.last_seq = oplog::last_seq(&*engine.store.reader()?)?;
+    Ok(report)
+}
+
+/// Whether the database file is whole and SQLite finds it sound.
+fn database_readable(db: &Path) -> bool {
+    if health::inspect(db) != health::FileState::Whole {
+        return false;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY;
+    Connection::open_with_flags(db, flags)
+        .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+        .is_ok_and(|result| result == "ok")
+}
+
+fn integrity(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA integrity_check({INTEGRITY_ROWS})"))?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// Every searchable document written up to `covered`: its key and whether
+/// it has a vector.
+fn documents(conn: &Connection, covered: i64) -> Result<Vec<(u64, bool)>> {
+    let mut docs = Vec::new();
+    for table in DOC_TABLES {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT doc_key, embedding IS NOT NULL FROM {table} WHERE doc_key <= ?1"
+        ))?;
+        let rows = stmt.query_map([covered], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        for row in rows {
+            docs.push(row?);
+        }
+    }
+    docs.sort_unstable();
+    Ok(docs)
+}
+
+/// Look up every key, or [`SAMPLE`] evenly spread ones; returns how many
+/// were looked up and how many were absent.
+fn sample_missing(keys: &[u64], has: impl Fn(u64) -> Result<bool>) -> Result<(usize, usize)> {
+    let step = keys.len().div_ceil(SAMPLE).max(1);
+    let mut sampled = 0;
+    let mut missing = 0;
+    for &key in keys.iter().step_by(step) {
+        sampled += 1;
+        if !has(key)? {
+            missing += 1;
+        }
+    }
+    Ok((sampled, missing))
+}
+
+pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::NewMemory;
+
+    fn open(dir: &Path) -> Engine {
+        Engine::open(dir, &EngineOptions::default()).unwrap()
+    }
+
+    fn fill(engine: &Engine, from: usize, to: usize) {
+        for i in from..to {
+            let text = format!("fact number {i}");
+            engine.store_memory(NewMemory::text(&text)).unwrap();
+        }
+        engine.flush().unwrap();
+    }
+
+    #[test]
+    fn a_healthy_store_checks_clean_and_its_backup_opens_with_every_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 20);
+        let report = engine.check().unwrap();
+        assert!(report.is_ok(), "{report:?}");
+        assert_eq!(report.integrity, ["ok"]);
+        assert!(report.indexes.iter().all(|i| i.missing == 0));
+
+        let into = tempfile::tempdir().unwrap();
+        let copy = engine.backup(into.path()).unwrap();
+        assert_eq!(copy.path, into.path().join(DB_FILE));
+        let again = engine.backup(into.path()).unwrap_err();
+        assert_eq!(again.code(), "INVALID_PARAMETER");
+        drop(engine);
+        let restored = open(into.path());
+        assert_eq!(restored.count_memories("default").unwrap(), 20);
+        assert!(restored.check().unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_database_behind_its_indexes_is_refused_until_they_are_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 5);
+        engine.backup(old.path()).unwrap();
+        fill(&engine, 5, 10);
+        drop(engine);
+        std::fs::copy(old.path().join(DB_FILE), dir.path().join(DB_FILE)).unwrap();
+        let err = Engine::open(dir.path(), &EngineOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Damaged { .. }), "{err:?}");
+        assert!(err.to_string().contains("lost writes"), "{err}");
+
+        let refused = repair_store(dir.path(), &EngineOptions::default(), false).unwrap_err();
+        assert!(matches!(refused, Error::Damaged { .. }), "{refused:?}");
+        let report = repair_store(dir.path(), &EngineOptions::default(), true).unwrap();
+        assert_eq!(report.documents, 5);
+        assert_eq!(
+            report.database_set_aside, None,
+            "the database itself is sound"
+        );
+        assert_eq!(open(dir.path()).count_memories("default").unwrap(), 5);
+    }
+}

@@ -1,0 +1,277 @@
+//! A read-only engine follows the writer: a background thread notices new
+//! commits and applies the new op-log entries to the in-memory search state,
+//! so a long-lived read-only process (a `--read-only` server) searches what
+//! the writer stored moments ago, not what the store held when it opened.
+//!
+//! Noticing is cheap: `PRAGMA data_version` on the thread's own connection
+//! changes only when another connection committed, so an idle writer costs
+//! one tiny query per poll. When it changed and the op log grew, the thread
+//! reads, in one snapshot, the new ops and what they changed: memory writes
+//! (the common case) update the catalog and the mention links one by one;
+//! any other kind, or a bulk ingest, rescans the catalog and graph from the
+//! tables. Invalidations, supersessions and deletes show at once. Then the
+//! open-time replay ([`super::recovery`]) stages the new content into the
+//! pending text and vector buffers that searches read beside the committed
+//! indexes.
+//!
+//! Past [`SHED_PENDING`] pending text documents the thread loads the
+//! writer's newest text commit and drops the pending documents it holds.
+//!
+//! Known limits, for a follow-up: a rescan costs O(store) (paced to a fifth
+//! of a core); pending vectors only grow until the process reopens (loading
+//! the writer's saved graph means reading the whole file; they are searched
+//! exactly, beside the graph).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLock;
+use rusqlite::Connection;
+
+use super::documents::memory_row_labels;
+use super::embedding::stored_dim;
+use super::indexes::Indexes;
+use super::recovery;
+use crate::error::{Error, Result};
+use crate::kind::Kind;
+use crate::store::oplog::{self, Action, Op};
+use crate::store::{memories, relations};
+use crate::text::TextIndex;
+
+/// How often the thread looks for new commits: well inside the promise
+/// that a read-only search is at most a second behind the writer.
+pub const POLL: Duration = Duration::from_millis(200);
+/// Memory writes applied one by one in a catch-up; more (a bulk ingest), or
+/// any other kind of record, rescan the catalog and the graph.
+const INCREMENTAL_OPS: usize = 4096;
+/// Pending text documents past which the writer's newest commit is loaded.
+const SHED_PENDING: usize = 1024;
+/// The pause after a catch-up, as a multiple of its duration.
+const BUSY_SHARE: u32 = 4;
+
+/// The follower thread of a read-only engine; stops when dropped.
+#[derive(Debug)]
+pub struct Follower {
+    /// The last op applied to the search state.
+    applied: Arc<AtomicI64>,
+    /// Dropped first on stop: the thread wakes at once and exits.
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The engine state a follower keeps current.
+#[derive(Debug)]
+pub struct Followed {
+    pub indexes: Arc<Indexes>,
+    /// The engine's vector dimension, learnt when the writer stores the
+    /// first vector of a store that had none at open.
+    pub dim: Arc<RwLock<Option<usize>>>,
+}
+
+impl Follower {
+    /// Follow the store at `db_path` from op `applied` (where the open's
+    /// replay ended), on `conn`, a read-only connection of the thread's own.
+    pub fn start(
+        db_path: &Path,
+        conn: Connection,
+        followed: Followed,
+        applied: i64,
+    ) -> Result<Self> {
+        let (stop, stopped) = channel::<()>();
+        let shared = Arc::new(AtomicI64::new(applied));
+        let progress = shared.clone();
+        let thread = crate::priority::spawn_named("memcore-follow", move || {
+            run(&conn, &followed, &progress, &stopped);
+        })
+        .map_err(|e| Error::io(db_path, e))?;
+        Ok(Follower {
+            applied: shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Follower {
+    /// The last op applied: the search state holds every write up to it.
+    pub fn applied(&self) -> i64 {
+        self.applied.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &Receiver<()>) {
+    let mut applied = progress.load(Ordering::Acquire);
+    // None: the first poll always catches up, since commits may have landed
+    // between the open's replay (on another connection) and this thread's start.
+    let mut seen = None;
+    let mut wait = POLL;
+    let mut text_loaded = i64::MIN;
+    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+        if let Ok(version) = data_version(conn)
+            && seen != Some(version)
+        {
+            let started = Instant::now();
+            // A failed catch-up (a checkpoint holding a lock past the busy
+            // timeout) keeps `seen`, so the next poll tries again.
+            if let Ok(done) = catch_up(conn, followed, applied) {
+                applied = done;
+                progress.store(done, Ordering::Release);
+                seen = Some(version);
+            }
+            // A rescan grows with the store: under a steady stream of
+            // writes the thread takes at most a fifth of a core.
+            wait = POLL.max(started.elapsed() * BUSY_SHARE);
+        }
+        shed_committed_text(&followed.indexes.text, &mut text_loaded);
+    }
+}
+
+/// Once many documents are pending, load the writer's newest text commit,
+/// which holds most of them, so the buffer searched beside it stops growing.
+/// `loaded`: the seq of the commit loaded last (a commit is loaded once).
+fn shed_committed_text(text: &TextIndex, loaded: &mut i64) {
+    if text.pending_len() < SHED_PENDING {
+        return;
+    }
+    let on_disk = text.disk_seq();
+    if on_disk != *loaded && text.follow_commits().is_ok() {
+        *loaded = on_disk;
+    }
+}
+
+fn data_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
+/// Apply every op after `applied`; returns the last one applied.
+fn catch_up(conn: &Connection, followed: &Followed, applied: i64) -> Result<i64> {
+    let indexes = &*followed.indexes;
+    // One read transaction: the catalog and the ops come from the same snapshot.
+    let snapshot = conn.unchecked_transaction()?;
+    if oplog::last_seq(&snapshot)? <= applied {
+        return Ok(applied);
+    }
+    // Vectors replay from what the index covers: everything, for an index
+    // adopted now (ops up to `applied` were replayed before it existed).
+    let mut vector_seq = applied;
+    if indexes.vectors().is_none()
+        && let Some(dim) = stored_dim(&snapshot)?
+    {
+        vector_seq = vector_seq.min(indexes.adopt_vectors(dim)?);
+        *followed.dim.write() = Some(dim);
+    }
+    let ops = oplog::since(&snapshot, applied, INCREMENTAL_OPS + 1)?;
+    let memories_only =
+        ops.len() <= INCREMENTAL_OPS && ops.iter().all(|op| op.kind == Kind::Memory);
+    if !(memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
+        recovery::rebuild_catalog_from(&snapshot, indexes)?;
+    }
+    recovery::replay_from(&snapshot, indexes, applied, vector_seq, None)
+}
+
+/// Apply memory writes to the catalog and the graph's mention links one by
+/// one. False (nothing applied) when a memory mentions an entity the graph
+/// does not know yet: only a rescan brings new entities in.
+fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<bool> {
+    let mut retired = Vec::new();
+    let mut current = Vec::new();
+    let mut mentions = Vec::new();
+    for op in ops {
+        if let Some(prev) = op.prev_key {
+            retired.push(prev as u64);
+        }
+        let Some(row) = memories::catalog_row(conn, &op.record_id)? else {
+            continue;
+        };
+        if op.action == Action::Upsert {
+            mentions.push((row.doc_key, relations::mentions_of(conn, &row.id)?));
+        }
+        current.push(row);
+    }
+    let mut links = Vec::with_capacity(mentions.len());
+    {
+        let graph = indexes.graph.read();
+        for (key, entities) in mentions {
+            let nodes: Option<Vec<_>> = entities.iter().map(|e| graph.by_entity(e)).collect();
+            let Some(nodes) = nodes else {
+                return Ok(false);
+            };
+            links.push((key, nodes));
+        }
+    }
+    // One lock at a time, as everywhere else: never the catalog and the graph together.
+    {
+        let mut catalog = indexes.catalog.write();
+        for key in &retired {
+            catalog.remove(*key);
+        }
+        for row in &current {
+            catalog.insert(row.doc_key, &memory_row_labels(row));
+        }
+    }
+    let mut graph = indexes.graph.write();
+    for key in retired {
+        graph.unlink_doc(key);
+    }
+    for (key, nodes) in links {
+        graph.link_doc(key, nodes, true);
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use crate::engine::{Engine, EngineOptions, SearchQuery};
+    use crate::memory::NewMemory;
+
+    /// Whether `hits` becomes true within a generous deadline (polled).
+    fn eventually(mut hits: impl FnMut() -> bool) -> bool {
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if hits() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        hits()
+    }
+
+    #[test]
+    fn a_read_only_engine_follows_stores_and_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+        writer
+            .store_memory(NewMemory::text("a first fact"))
+            .unwrap();
+        let options = EngineOptions {
+            read_only: true,
+            ..EngineOptions::default()
+        };
+        let reader = Engine::open(dir.path(), &options).unwrap();
+        let query = SearchQuery::memories("default", 5);
+        let found = |word: &str| !reader.search_text(&query, word).unwrap().is_empty();
+        assert!(!found("zebra"));
+
+        let zebra = writer
+            .store_memory(NewMemory::text("the zebra crossed"))
+            .unwrap();
+        assert!(eventually(|| found("zebra")));
+        writer.delete_memory("default", &zebra.id).unwrap();
+        assert!(eventually(|| !found("zebra")));
+    }
+}

@@ -8,9 +8,9 @@ for before it answers ``tools/list``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from memcore import _lazy
 from memcore._core import __version__
 from memcore.errors import (
     DimensionMismatchError,
@@ -100,12 +100,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memcore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy.load(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:

@@ -17,10 +17,9 @@ SIMILAR_LIMIT = 5
 #: The nearest memories (by cosine, above the rule's floor) that the update rule reads on
 #: store: one vector search, as before, with a wider net.
 SIMILAR_CANDIDATES = 30
-#: The fused-weights default (vector, BM25, PPR), measured by the quality harness
-#: (`benches/results/quality.md`); defined in the core's `fusion.rs`.
-DEFAULT_WEIGHTS: tuple[float, float, float] = _core.DEFAULT_WEIGHTS
-#: Named weight presets: `recall(..., weights="design")` ranks as the first design did.
+#: Named weight presets (vector, BM25, PPR), defined in the core's `fusion.rs`: "default"
+#: is measured by the quality harness (`benches/results/quality-experiments.md`),
+#: `recall(..., weights="design")` ranks as the first design did.
 WEIGHT_PRESETS: dict[str, tuple[float, float, float]] = {
     "default": _core.DEFAULT_WEIGHTS,
     "design": _core.DESIGN_WEIGHTS,

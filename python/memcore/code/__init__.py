@@ -11,8 +11,9 @@ tree-sitter and pathspec for every CLI command and every server start.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from memcore import _lazy
 
 if TYPE_CHECKING:
     from memcore.code.chunker import CodeChunkDraft, chunk_file, supports_syntax_chunking
@@ -47,12 +48,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memcore.code' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy.load(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:

@@ -31,7 +31,7 @@ _CPU = "whole process, user + system CPU seconds (insensitive to other load)"
 
 _IMPORTED_BY_HELP = """
 import contextlib, io, sys
-from memcore.cli import main
+from memcore.cli.commands import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     main(["--help"])
 print("\\n".join(sorted(sys.modules)))

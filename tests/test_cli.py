@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memcore import Memory, cli
+from memcore import Memory
+from memcore.cli import commands as cli
 from memcore.mcp.auth import digest, load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -309,7 +310,7 @@ def test_import_into_a_store_holding_the_ids(
 def test_skipped_records_are_not_embedded(tmp_path: Path) -> None:
     """With skip_existing, records the store holds are neither embedded nor counted as
     embedded: the report counts each record once, as restored or as skipped."""
-    from memcore.transfer import export_store, import_store
+    from memcore._facade.transfer import export_store, import_store
 
     with Memory(tmp_path / "a", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
@@ -365,7 +366,7 @@ def test_every_command_option_and_argument_has_help() -> None:
 
 def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
     """In process, with a stand-in embedding function (the CLI only loads ONNX models)."""
-    from memcore.transfer import export_store, import_store
+    from memcore._facade.transfer import export_store, import_store
 
     (tmp_path / "project").mkdir()
     with Memory(tmp_path / "a", embedder=_letters) as mem:
@@ -590,7 +591,7 @@ def test_parsing_loads_no_heavy_package() -> None:
     start is timed in benches/bench_cli.py)."""
     script = (
         "import contextlib, io, sys\n"
-        "from memcore.cli import main\n"
+        "from memcore.cli.commands import main\n"
         "for argv in (['--help'], ['store', '--help'], ['recall']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(\n"
         "        io.StringIO()\n"

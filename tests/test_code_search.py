@@ -13,9 +13,9 @@ import pytest
 
 import memcore
 from conftest import MINILM_DIR, require_model
+from memcore._facade.transfer import export_store, import_store
 from memcore.code.chunker import chunk_file
 from memcore.code.indexer import EMBED_MAX_TOKENS, passage_text
-from memcore.transfer import export_store, import_store
 
 FILES = {
     "src/numbers.py": (

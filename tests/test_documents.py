@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import memcore
-from memcore.documents import DELETED_HASH, is_url, normalize_url
+from memcore._facade.documents import DELETED_HASH, is_url, normalize_url
 
 
 @pytest.fixture

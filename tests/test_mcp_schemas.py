@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from memcore import logs
 from memcore.errors import InvalidParameterError, PayloadTooLargeError
-from memcore.mcp import logs
 from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memcore._time import to_micros
-from memcore.records import MemoryRecord, Scores, SearchHit, builder
+from memcore.records.facts import MemoryRecord, Scores, SearchHit, builder
 
 CREATED = 1_700_000_000_000_000
 EVERY_TIME_DIFFERS = {

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from embeddings_support.models import MINILM_DIR, require_model
-from memcore import Memory, cli
-from memcore.reference_import import import_reference_graph
-from memcore.transfer import export_store
+from memcore import Memory
+from memcore._facade.reference_import import import_reference_graph
+from memcore._facade.transfer import export_store
+from memcore.cli import commands as cli
 
 TEXT_ONLY = ["--model", "none"]
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from memcore.mcp.main import main as serve
-from memcore.settings import (
+from memcore.cli.settings import (
     OPTIONS,
     SERVER_OPTIONS,
     STORE_OPTIONS,
@@ -21,6 +20,7 @@ from memcore.settings import (
     is_loopback,
     resolve,
 )
+from memcore.mcp.main import main as serve
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 

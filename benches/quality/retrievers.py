@@ -10,7 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from memcore import Memory
-    from memcore.records import SearchHit
+    from memcore.records.facts import SearchHit
 
 Search = Callable[["Memory", str, "np.ndarray | None", int], "list[SearchHit]"]
 

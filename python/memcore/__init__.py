@@ -27,14 +27,15 @@ from memcore.errors import (
 )
 
 if TYPE_CHECKING:
-    from memcore.code.records import (
+    from memcore._facade.conversation_handles import Conversation, Turn
+    from memcore.memory import Memory
+    from memcore.records.code import (
         CodeHit,
         IndexProgress,
         IndexReport,
         IndexStatus,
     )
-    from memcore.conversation import Conversation, Turn
-    from memcore.conversation_records import (
+    from memcore.records.conversation import (
         ContextItem,
         ContextProcedure,
         ContextResult,
@@ -47,7 +48,14 @@ if TYPE_CHECKING:
         TurnResult,
         VersionTouch,
     )
-    from memcore.graph_records import (
+    from memcore.records.facts import (
+        CompactReport,
+        IndexHealth,
+        MemoryRecord,
+        StoreResult,
+        SupersedeResult,
+    )
+    from memcore.records.graph import (
         Analytics,
         Communities,
         Community,
@@ -63,35 +71,27 @@ if TYPE_CHECKING:
         RelationRecord,
         SaveResult,
     )
-    from memcore.memory import Memory
-    from memcore.records import (
-        CompactReport,
-        IndexHealth,
-        MemoryRecord,
-        StoreResult,
-        SupersedeResult,
-    )
 
 #: Where each lazily imported name lives.
 _LAZY = {
     name: module
     for module, names in (
-        ("memcore.code.records", "CodeHit IndexProgress IndexReport IndexStatus"),
-        ("memcore.conversation", "Conversation Turn"),
+        ("memcore.records.code", "CodeHit IndexProgress IndexReport IndexStatus"),
+        ("memcore._facade.conversation_handles", "Conversation Turn"),
         (
-            "memcore.conversation_records",
+            "memcore.records.conversation",
             "ContextItem ContextProcedure ContextResult DocumentHistory DocumentRead "
             "DocumentSignal DocumentVersion ProcedureRecord TurnRecord TurnResult VersionTouch",
         ),
         (
-            "memcore.graph_records",
+            "memcore.records.graph",
             "Analytics Communities Community EntityHit EntityRecord EntityScore EntityView "
             "GraphPage GraphView ObservationRecord RelatedEntity RelationPath RelationRecord "
             "SaveResult",
         ),
         ("memcore.memory", "Memory"),
         (
-            "memcore.records",
+            "memcore.records.facts",
             "CompactReport IndexHealth MemoryRecord StoreResult SupersedeResult",
         ),
     )

@@ -1,5 +1,5 @@
-"""``python -m memcore``: the ``memcore`` command (see :mod:`memcore.cli`)."""
+"""``python -m memcore``: the ``memcore`` command (see :mod:`memcore.cli.commands`)."""
 
-from memcore.cli import main
+from memcore.cli.commands import main
 
 raise SystemExit(main())

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from memcore._facade.base import VectorLike, as_vector
 from memcore._facade.search import SearchAPI, _query_text
-from memcore.code.records import CodeHit, IndexReport, IndexStatus, ProgressCallback
 from memcore.errors import StorageError, invalid
+from memcore.records.code import CodeHit, IndexReport, IndexStatus, ProgressCallback
 
 if TYPE_CHECKING:
     from memcore.code.indexer import ProjectIndexer

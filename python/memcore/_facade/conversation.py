@@ -28,28 +28,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memcore import _core, lifecycle
+from memcore import _core
 from memcore._core import Engine
+from memcore._facade import lifecycle
 from memcore._facade.base import Vector, VectorLike, as_vector, check_text_size
-from memcore._facade.search import SearchAPI
-from memcore._time import TimeLike, iso, now_micros, optional_datetime, optional_micros
-from memcore.code.overview import with_projects
-from memcore.conversation import (
+from memcore._facade.conversation_handles import (
     Conversation,
     DocumentLedger,
     build_procedures,
 )
-from memcore.conversation_records import (
+from memcore._facade.documents import DEFAULT_CONTENT_LIMIT, DocumentResolver, snapshot
+from memcore._facade.search import SearchAPI
+from memcore._time import TimeLike, iso, now_micros, optional_datetime, optional_micros
+from memcore.code.overview import with_projects
+from memcore.errors import EmbeddingError, NotFoundError, invalid
+from memcore.records.conversation import (
     ContextResult,
     DocumentHistory,
     DocumentRead,
     TurnRecord,
     TurnResult,
 )
-from memcore.documents import DEFAULT_CONTENT_LIMIT, DocumentResolver, snapshot
-from memcore.errors import EmbeddingError, NotFoundError, invalid
 
-_log = logging.getLogger("memcore.conversation")
+_log = logging.getLogger("memcore._facade.conversation_handles")
 
 #: retrieve_context's scoring options and their defaults (the core's).
 SCORING_DEFAULTS: dict[str, float] = {
@@ -79,7 +80,7 @@ class ConversationAPI(SearchAPI):
         thread_id: str | None = None,
         namespace: str | None = None,
     ) -> Conversation:
-        """A conversation to record turns in (a context manager; see memcore.conversation).
+        """A conversation to record turns in (a context manager; see `conversation_handles`).
 
         Args:
             conversation_id: Your id of the conversation (a session, a chat).
@@ -161,7 +162,7 @@ class ConversationAPI(SearchAPI):
     # -- documents -----------------------------------------------------------------------
 
     def document_id(self, path: Any) -> str:
-        """The canonical id memcore stores for a path or URL (see memcore.documents).
+        """The canonical id memcore stores for a path or URL (see memcore._facade.documents).
 
         Raises:
             InvalidParameterError: Not a path, or outside the project root in local mode.

@@ -13,7 +13,7 @@ from memcore._facade.base import VectorLike, check_text_size
 from memcore._facade.search import SearchAPI, action_for
 from memcore._time import TimeLike, optional_micros, to_micros
 from memcore.errors import invalid
-from memcore.records import MemoryRecord, StoreResult, SupersedeResult
+from memcore.records.facts import MemoryRecord, StoreResult, SupersedeResult
 
 _UNSET: Any = object()
 _SPLIT_ADVICE = "Store a shorter fact, or split it into several memories."

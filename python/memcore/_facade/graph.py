@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memcore import communities
 from memcore._core import Engine
+from memcore._facade import communities
 from memcore._facade.base import Vector, VectorLike, as_vector
 from memcore._facade.facts import _count, _number
 from memcore._facade.search import SearchAPI
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
-from memcore.graph_records import (
+from memcore.records.graph import (
     Analytics,
     Communities,
     EntityHit,
@@ -510,7 +510,7 @@ class GraphAPI(SearchAPI):
 
         Entity nodes and relation edges always; with "memory" in `kinds`, also the
         currently valid memories that mention an entity, each with mention edges to
-        those entities. Payloads are plain dicts (see `memcore.communities.to_rustworkx`);
+        those entities. Payloads are plain dicts (see `memcore._facade.communities.to_rustworkx`);
         `graph.attrs["node_of"]` maps entity names and memory ids to node indices.
 
         Raises:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memcore._facade.base import FacadeBase
 from memcore.errors import invalid
-from memcore.records import CompactReport, IndexHealth
+from memcore.records.facts import CompactReport, IndexHealth
 
 RESET_REFUSED = (
     "reset_all_memory deletes every memory, entity, relation, conversation and code chunk "

@@ -10,7 +10,7 @@ from memcore._facade.base import FacadeBase, VectorLike, as_vector
 from memcore._facade.updates import candidate_floor, updated_facts
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
-from memcore.records import MemoryRecord, SearchHit
+from memcore.records.facts import MemoryRecord, SearchHit
 
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5

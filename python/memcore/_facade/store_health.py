@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memcore import _core
 from memcore._facade.base import FacadeBase
-from memcore.store_records import BackupReport, RepairReport, StoreCheck
+from memcore.records.store import BackupReport, RepairReport, StoreCheck
 
 
 class StoreHealthAPI(FacadeBase):

@@ -5,7 +5,7 @@ a file along its syntax tree (tree-sitter) or into line windows, and
 ``split_identifiers`` yields the words of compound identifiers for BM25.
 
 The names are imported on first access (PEP 562): the facade needs only
-``memcore.code.records`` to open a store, and importing this package must not load
+``memcore.records.code`` to open a store, and importing this package must not load
 tree-sitter and pathspec for every CLI command and every server start.
 """
 

@@ -41,10 +41,10 @@ import numpy.typing as npt
 from memcore._time import now_micros
 from memcore.code.chunker import CodeChunkDraft, chunk_file
 from memcore.code.ignore import IGNORE_FILE_NAMES, IgnoreRules
-from memcore.code.records import IndexProgress, IndexReport, ProgressCallback, ProjectState
 from memcore.code.scanner import read_source_file, resolve_root, scan_project, should_index
 from memcore.code.sourcefile import SourceFile
 from memcore.errors import EmbeddingError, MemcoreError, StorageError
+from memcore.records.code import IndexProgress, IndexReport, ProgressCallback, ProjectState
 
 if TYPE_CHECKING:
     from memcore._core import Engine

@@ -19,8 +19,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from memcore import __version__
-from memcore.mcp import logs, stdio
+from memcore import __version__, logs
+from memcore.cli.settings import (
+    SERVER_OPTIONS,
+    Settings,
+    SettingsError,
+    add_options,
+    describe,
+    resolve,
+)
+from memcore.mcp import stdio
 from memcore.mcp.auth import AuthFileError, TokenStore
 from memcore.mcp.dispatch import Caller, Dispatcher
 from memcore.mcp.host import StoreHost
@@ -28,7 +36,6 @@ from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.registry import ProfileError
 from memcore.mcp.tools import load_registry
-from memcore.settings import SERVER_OPTIONS, Settings, SettingsError, add_options, describe, resolve
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
@@ -57,7 +64,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
     """Run the server until its transport closes; the exit status."""
     args = build_parser(prog).parse_args(argv)
     if args.list_models:
-        from memcore.cli import show_models
+        from memcore.cli.commands import show_models
 
         show_models(as_json=False)
         return 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memcore._time import iso
 
 if TYPE_CHECKING:
-    from memcore.conversation_records import (
+    from memcore.records.conversation import (
         ContextItem,
         ContextResult,
         DocumentHistory,

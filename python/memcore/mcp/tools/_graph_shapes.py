@@ -18,7 +18,7 @@ from memcore._time import iso
 from memcore.mcp import schema
 
 if TYPE_CHECKING:
-    from memcore.graph_records import EntityView, ObservationRecord, RelationRecord
+    from memcore.records.graph import EntityView, ObservationRecord, RelationRecord
 
 #: Most entities one graph read returns.
 MAX_ENTITIES = 500

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from memcore.errors import MemcoreError, StorageError
 
 if TYPE_CHECKING:
-    from memcore.code.records import IndexProgress, IndexReport
     from memcore.memory import Memory
+    from memcore.records.code import IndexProgress, IndexReport
 
 _log = logging.getLogger("memcore.mcp.index")
 

@@ -9,7 +9,7 @@ from memcore.mcp import schema
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
-    from memcore.records import MemoryRecord, SearchHit
+    from memcore.records.facts import MemoryRecord, SearchHit
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
 SOURCES = ("explicit", "extracted")

@@ -19,7 +19,7 @@ from memcore.mcp.tools._shared import (
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
-    from memcore.records import SearchHit
+    from memcore.records.facts import SearchHit
 
 _Search = Callable[..., "list[SearchHit]"]
 

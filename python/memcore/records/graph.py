@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memcore._time import from_micros, optional_datetime
-from memcore.records import Record, Scores
+from memcore.records.facts import Record, Scores
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,17 +34,17 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
+from memcore.cli.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
+from memcore.cli.store import add_store_commands
 from memcore.errors import MemcoreError, ResourceBusyError
-from memcore.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
-from memcore.store_cli import add_store_commands
 
 # Only what parsing needs is imported above, so `memcore --help` and the argument errors
 # answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
 # onnxruntime, jsonschema, tree-sitter, rich) when it runs.
 if TYPE_CHECKING:
+    from memcore._facade.reference_import import ReferenceImportReport
     from memcore.mcp.registry import ToolCall
     from memcore.memory import Memory
-    from memcore.reference_import import ReferenceImportReport
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     _export_command(commands)
     _import_command(commands)
     _index_command(commands)
-    add_store_commands(commands)  # check, repair, backup (memcore/store_cli.py)
+    add_store_commands(commands)  # check, repair, backup (memcore/cli/store.py)
     _auth_commands(commands)
     return parser
 
@@ -361,7 +361,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from memcore.transfer import export_store
+    from memcore._facade.transfer import export_store
 
     # Vectors are read from the store as they are: no model is loaded.
     settings = replace(_settings(args), model=None, model_path=None)
@@ -385,7 +385,7 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     if args.from_reference_server:
         return _import_reference(args)
-    from memcore.transfer import TransferError, import_store
+    from memcore._facade.transfer import TransferError, import_store
 
     settings = _settings(args)
     with (
@@ -418,7 +418,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _import_reference(args: argparse.Namespace) -> int:
-    from memcore.reference_import import import_reference_graph
+    from memcore._facade.reference_import import import_reference_graph
 
     for flag, given in (("--skip-existing", args.skip_existing), ("--no-embed", args.no_embed)):
         if given:
@@ -460,7 +460,7 @@ def _reference_summary(report: ReferenceImportReport, namespace: str) -> str:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from memcore.code.cli import run_index
+    from memcore.cli.code import run_index
 
     return run_index(args, _settings(args))
 
@@ -525,7 +525,7 @@ def show_models(*, as_json: bool) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    from memcore.mcp import logs
+    from memcore import logs
 
     settings = resolve(args, STORE_OPTIONS)
     explicit = args.log_level is not None or "MEMCORE_LOG_LEVEL" in os.environ

@@ -305,7 +305,7 @@ def _header(first: tuple[int, dict[str, Any]] | None) -> dict[str, Any]:
         raise TransferError("the file is empty")
     number, header = first
     if header.get("type") in ("entity", "relation"):
-        # The reference MCP memory server's graph file: memcore.reference_import reads it.
+        # The reference MCP memory server's graph file: memcore._facade.reference_import reads it.
         raise TransferError(
             f"line {number}: this is a knowledge-graph file of the reference memory server, "
             "not a memcore export",

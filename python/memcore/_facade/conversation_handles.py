@@ -28,10 +28,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from memcore import _core
+from memcore._facade.documents import DocumentResolver, Snapshot, snapshot
 from memcore._time import TimeLike, now_micros, optional_micros
-from memcore.conversation_records import ContextResult, DocumentRead, TurnRecord, TurnResult
-from memcore.documents import DocumentResolver, Snapshot, snapshot
 from memcore.errors import invalid
+from memcore.records.conversation import ContextResult, DocumentRead, TurnRecord, TurnResult
 
 if TYPE_CHECKING:
     from memcore._core import Engine

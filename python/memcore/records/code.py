@@ -1,7 +1,7 @@
 """The values the code-search API returns: small frozen dataclasses with ``to_dict()``.
 
 Times are aware UTC datetimes here and ISO 8601 strings in ``to_dict()``, as for the
-memory records (:mod:`memcore.records`).
+memory records (:mod:`memcore.records.facts`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memcore._time import from_micros, optional_datetime
-from memcore.records import Record, Scores
+from memcore.records.facts import Record, Scores
 
 ProjectState = Literal["idle", "indexing", "watching", "error"]
 

@@ -1,8 +1,8 @@
 """``memcore check``, ``memcore repair`` and ``memcore backup``: the store's health from a shell.
 
-Registered by :mod:`memcore.cli` through :func:`add_store_commands`. Reports go to stdout as
-JSON (like the other commands), notes to stderr. ``check`` exits 1 when it found a problem,
-so scripts and cron jobs can act on it. No embedding model is loaded by any of them.
+Registered by :mod:`memcore.cli.commands` through :func:`add_store_commands`. Reports go to
+stdout as JSON (like the other commands), notes to stderr. ``check`` exits 1 when it found a
+problem, so scripts and cron jobs can act on it. No embedding model is loaded by any of them.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from memcore.cli.settings import STORE_OPTIONS, Settings, add_options, resolve
 from memcore.errors import NotFoundError, ResourceBusyError
-from memcore.settings import STORE_OPTIONS, Settings, add_options, resolve
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
@@ -108,7 +108,7 @@ def run_backup(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    from memcore.mcp import logs
+    from memcore import logs
 
     settings = resolve(args, STORE_OPTIONS)
     logs.configure(settings.log_level if args.log_level is not None else "warn")

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memcore._time import from_micros
-from memcore.records import Record
+from memcore.records.facts import Record
 
 
 def _args(text: str) -> Any:

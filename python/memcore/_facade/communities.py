@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memcore.graph_records import Communities, Community
+from memcore.records.graph import Communities, Community
 
 _EXTRA_HINT = "Install the graph extra: pip install 'memcore[graph]'."
 

@@ -1,6 +1,6 @@
 """``memcore index PATH [--watch] [--project-id ID]``: index a project from a shell.
 
-:mod:`memcore.cli` defines the command's arguments (so parsing never loads this package)
+:mod:`memcore.cli.commands` defines the command's arguments (so parsing never loads this package)
 and calls :func:`run_index`. The report goes to
 stdout as JSON (like the other commands), the progress bar and notes to stderr. With
 ``--watch`` the command keeps the index current until Ctrl-C.
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from memcore.code.records import IndexProgress, IndexReport
+    from memcore.cli.settings import Settings
     from memcore.memory import Memory
-    from memcore.settings import Settings
+    from memcore.records.code import IndexProgress, IndexReport
 
 
 def run_index(args: argparse.Namespace, settings: Settings) -> int:
-    """Run ``memcore index``; the exit status (errors propagate to ``memcore.cli.main``).
+    """Run ``memcore index``; the exit status (errors propagate to ``memcore.cli.commands``).
 
     Args:
         args: The parsed command line (``path``, ``project_id``, ``watch``,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memcore.records import Record
+from memcore.records.facts import Record
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,5 @@
+"""``python -m memcore.cli``: the ``memcore`` command, as ``python -m memcore``."""
+
+from memcore.cli.commands import main
+
+raise SystemExit(main())

@@ -147,3 +147,45 @@ fn a_rebuild_asked_for_happens_at_the_next_open() {
     drop(engine);
     assert!(open(dir.path(), false).index_status().warnings.is_empty());
 }
+
+/// Overwrite every fast-field file of the text index with zeros, in place
+/// (the running process keeps them mapped: it reads the damage).
+fn zero_text_fast_fields(dir: &Path) {
+    let text = dir.join("index").join("text");
+    for entry in std::fs::read_dir(text).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "fast") {
+            let len = std::fs::metadata(&path).unwrap().len() as usize;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, &vec![0; len]))
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn text_damaged_while_open_asks_for_a_rebuild_and_rebuild_heals_it_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    populate(dir.path());
+    let engine = open(dir.path(), false);
+    let q = SearchQuery::memories("default", 1);
+    assert_eq!(engine.search_text(&q, "zq7x").unwrap().len(), 1);
+
+    zero_text_fast_fields(dir.path());
+    assert!(engine.search_text(&q, "zq7x").is_err());
+    engine.flush().unwrap(); // an indexer round notices the failed read
+    let marker = dir.path().join("index").join("REBUILD");
+    assert!(marker.exists(), "a failed read must ask for a rebuild");
+    let status = engine.index_status();
+    assert!(
+        status.warnings.iter().any(|w| w.contains("reading the text index failed")),
+        "{:?}",
+        status.warnings
+    );
+
+    engine.rebuild_indexes().unwrap();
+    assert!(!marker.exists());
+    assert!(misses(&engine).is_empty(), "{:?}", misses(&engine));
+}

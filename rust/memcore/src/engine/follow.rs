@@ -14,13 +14,15 @@
 //! pending text and vector buffers that searches read beside the committed
 //! indexes.
 //!
-//! Past [`SHED_PENDING`] pending text documents the thread loads the
-//! writer's newest text commit and drops the pending documents it holds.
+//! Past [`SHED_PENDING`] pending text documents (or vectors) the thread
+//! loads the writer's newest text commit (or saved vector graph) and drops
+//! the pending entries it holds, so the buffers searched exactly beside the
+//! committed indexes stay small however long the process lives. A graph is
+//! read whole, so it is loaded only when that many vectors wait and the
+//! writer saved a new one.
 //!
-//! Known limits, for a follow-up: a rescan costs O(store) (paced to a fifth
-//! of a core); pending vectors only grow until the process reopens (loading
-//! the writer's saved graph means reading the whole file; they are searched
-//! exactly, beside the graph).
+//! Known limit, for a follow-up: a rescan costs O(store) (paced to a fifth
+//! of a core).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -48,7 +50,8 @@ pub const POLL: Duration = Duration::from_millis(200);
 /// Memory writes applied one by one in a catch-up; more (a bulk ingest), or
 /// any other kind of record, rescan the catalog and the graph.
 const INCREMENTAL_OPS: usize = 4096;
-/// Pending text documents past which the writer's newest commit is loaded.
+/// Pending text documents (or vectors) past which the writer's newest text
+/// commit (or vector graph) is loaded.
 const SHED_PENDING: usize = 1024;
 /// The pause after a catch-up, as a multiple of its duration.
 const BUSY_SHARE: u32 = 4;
@@ -136,6 +139,8 @@ fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &R
             wait = POLL.max(started.elapsed() * BUSY_SHARE);
         }
         shed_committed_text(&followed.indexes.text, &mut text_loaded);
+        shed_saved_vectors(&followed.indexes);
+        followed.indexes.check_read_failures();
     }
 }
 
@@ -149,6 +154,15 @@ fn shed_committed_text(text: &TextIndex, loaded: &mut i64) {
     let on_disk = text.disk_seq();
     if on_disk != *loaded && text.follow_commits().is_ok() {
         *loaded = on_disk;
+    }
+}
+
+/// Once many vectors are pending, load the writer's newest saved graph.
+fn shed_saved_vectors(indexes: &Indexes) {
+    if let Some(vectors) = indexes.vectors()
+        && vectors.pending_len() >= SHED_PENDING
+    {
+        vectors.follow_saved();
     }
 }
 
@@ -273,5 +287,51 @@ mod tests {
         assert!(eventually(|| found("zebra")));
         writer.delete_memory("default", &zebra.id).unwrap();
         assert!(eventually(|| !found("zebra")));
+    }
+
+    /// A unit vector pointing mostly along axis `i % 8`, slightly tilted.
+    fn unit(i: usize) -> Vec<f32> {
+        let mut v = vec![0.01 * (i % 7) as f32; 8];
+        v[i % 8] = 1.0;
+        let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.into_iter().map(|a| a / norm).collect()
+    }
+
+    #[test]
+    fn a_follower_loads_the_writers_graph_instead_of_growing_its_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+        let first = NewMemory {
+            embedding: Some(unit(0)),
+            ..NewMemory::text("memory 0")
+        };
+        writer.store_memory(first).unwrap();
+        writer.flush().unwrap();
+        let options = EngineOptions {
+            read_only: true,
+            ..EngineOptions::default()
+        };
+        let reader = Engine::open(dir.path(), &options).unwrap();
+        let many = super::SHED_PENDING + 200;
+        for i in 1..=many {
+            let memory = NewMemory {
+                embedding: Some(unit(i)),
+                ..NewMemory::text(format!("memory {i}"))
+            };
+            writer.store_memory(memory).unwrap();
+        }
+        // The follower stages every new vector; once the writer saved its
+        // graph, it loads it and the buffer empties.
+        assert!(eventually(|| reader.index_status().vectors_pending
+            >= super::SHED_PENDING
+            || reader.index_status().vectors > many));
+        writer.flush().unwrap();
+        assert!(eventually(|| {
+            let status = reader.index_status();
+            status.vectors_pending == 0 && status.vectors == many + 1
+        }));
+        let query = SearchQuery::memories("default", 3);
+        let hits = reader.search_vector(&query, &unit(many)).unwrap();
+        assert!(!hits.is_empty());
     }
 }

@@ -49,6 +49,11 @@ impl Health {
         }
     }
 
+    /// Forget the warnings (after a full rebuild they describe a past state).
+    pub fn clear_warnings(&self) {
+        self.warnings.lock().clear();
+    }
+
     /// Everything recorded by [`Health::warn`], oldest first.
     pub fn warnings(&self) -> Vec<String> {
         self.warnings.lock().clone()

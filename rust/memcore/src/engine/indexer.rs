@@ -64,6 +64,8 @@ pub enum Job {
         force: bool,
         reply: SyncSender<Result<CompactReport>>,
     },
+    /// Start over for a rebuild (see [`Indexer::restart`]), then reply.
+    Restart(SyncSender<()>),
     /// Panic inside the round (only the unit tests of the panic path).
     #[cfg(test)]
     Panic,
@@ -106,23 +108,28 @@ struct Progress {
     frozen: bool,
 }
 
+impl Progress {
+    fn new(text_seq: i64, vector_seq: i64) -> Self {
+        Progress {
+            text_seq,
+            vector_seq,
+            text_dirty: 0,
+            vector_dirty: 0,
+            last_commit: Instant::now(),
+            last_save: Instant::now(),
+            text_retry: None,
+            vector_retry: None,
+            frozen: false,
+        }
+    }
+}
+
 impl Indexer {
     /// Start the thread; `text_seq`/`vector_seq` are what the indexes cover now.
     pub fn start(indexes: Arc<Indexes>, text_seq: i64, vector_seq: i64, threads: usize) -> Self {
         let (tx, rx) = channel();
         let thread = crate::priority::spawn_named("memcore-indexer", move || {
-            let progress = Progress {
-                text_seq,
-                vector_seq,
-                text_dirty: 0,
-                vector_dirty: 0,
-                last_commit: Instant::now(),
-                last_save: Instant::now(),
-                text_retry: None,
-                vector_retry: None,
-                frozen: false,
-            };
-            run(&indexes, &rx, progress, threads);
+            run(&indexes, &rx, Progress::new(text_seq, vector_seq), threads);
         })
         .expect("spawn indexer thread");
         Indexer {
@@ -150,6 +157,16 @@ impl Indexer {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.send(Job::Compact { force, reply: tx });
         rx.recv().unwrap_or(Ok(CompactReport::default()))
+    }
+
+    /// Start over before a rebuild: the indexes cover nothing (seq 0) and the
+    /// jobs that follow (a replay of the whole op log) rebuild them, with
+    /// commits and saves again after a panic had frozen them. Everything
+    /// queued before is dropped unapplied: the rebuild redoes it.
+    pub fn restart(&self) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(Job::Restart(tx));
+        let _ = rx.recv();
     }
 
     /// Finish all queued work, commit, save and stop the thread.
@@ -180,6 +197,7 @@ fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: u
             Err(RecvTimeoutError::Disconnected) => false,
         };
         let p = &mut progress;
+        indexes.check_read_failures();
         if let Err(panic) = crate::panics::catch(|| run_round(indexes, round, p, threads, open)) {
             freeze(
                 indexes,
@@ -207,6 +225,11 @@ fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usiz
             Job::Compact { force, reply } => {
                 apply(indexes, &mut batch, p, threads);
                 let _ = reply.send(compact(indexes, p, force));
+            }
+            Job::Restart(reply) => {
+                batch.clear();
+                *p = Progress::new(0, 0);
+                let _ = reply.send(());
             }
             other => batch.push(other),
         }
@@ -283,7 +306,7 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                     Ok(())
                 }
             }
-            Job::Flush(_) | Job::Compact { .. } => Ok(()),
+            Job::Flush(_) | Job::Compact { .. } | Job::Restart(_) => Ok(()),
             #[cfg(test)]
             Job::Panic => panic!("injected indexer panic"),
         };

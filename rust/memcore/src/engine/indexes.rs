@@ -110,6 +110,27 @@ impl Indexes {
         }
     }
 
+    /// A search could not read the committed text segments (a file damaged
+    /// or removed under the running process): ask for a rebuild, so the next
+    /// open (or `rebuild_indexes` now) heals the index instead of failing
+    /// searches until someone deletes the folder.
+    pub fn check_read_failures(&self) {
+        if let Some(why) = self.text.take_read_failure() {
+            self.mark_for_rebuild(&format!("reading the text index failed: {why}"));
+        }
+    }
+
+    /// A rebuild from the store completed: nothing is in doubt any more, so
+    /// the next open need not rebuild again.
+    pub fn rebuilt(&self) {
+        if !self.read_only {
+            let _ = std::fs::remove_file(self.root.join(REBUILD_MARKER));
+        }
+        self.health.clear_warnings();
+        self.health
+            .warn("The indexes were rebuilt from the database (rebuild_indexes).");
+    }
+
     /// The vector index, if the store has vectors.
     pub fn vectors(&self) -> Option<Arc<VectorIndex>> {
         self.vectors.read().clone()

@@ -78,6 +78,10 @@ pub struct TextIndex {
     writer: Option<Mutex<Writing>>,
     reader: IndexReader,
     state: RwLock<TextState>,
+    /// The last failure to read the committed segments (damage that the
+    /// checks on open could not see: a file changed under the process), for
+    /// [`TextIndex::take_read_failure`].
+    read_failure: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for TextIndex {
@@ -171,6 +175,7 @@ impl TextIndex {
             writer,
             reader,
             state,
+            read_failure: Mutex::new(None),
         };
         Ok((text, seq, warning))
     }
@@ -381,9 +386,21 @@ impl TextIndex {
         }
         let state = self.state.read();
         let mut best = TopK::new(k);
-        self.search_committed(&state.searcher, terms, mode, &admit, &mut best)?;
-        search_pending(&state, self.body, terms, mode, &admit, &mut best)?;
-        Ok(best.into_sorted())
+        let searched = self
+            .search_committed(&state.searcher, terms, mode, &admit, &mut best)
+            .and_then(|()| search_pending(&state, self.body, terms, mode, &admit, &mut best));
+        if let Err(e) = &searched {
+            // Every step above reads committed segments: a failure means
+            // they are damaged or unreadable, not that the query was bad.
+            *self.read_failure.lock() = Some(e.to_string());
+        }
+        searched.map(|()| best.into_sorted())
+    }
+
+    /// The last failure to read the committed segments since this was last
+    /// asked, if any (the indexer asks, and requests a rebuild).
+    pub fn take_read_failure(&self) -> Option<String> {
+        self.read_failure.lock().take()
     }
 
     fn search_committed(

@@ -315,6 +315,29 @@ impl Hnsw {
         Loaded::Sound(index, sidecar)
     }
 
+    /// A read-only engine's graph: load the one the writer saved last, when
+    /// it is another save than the one held. True when a graph was loaded.
+    ///
+    /// Only the sidecar is read while nothing new was saved; a save that is
+    /// damaged or replaced while being read is skipped (the next call tries
+    /// again), since the graph held keeps serving meanwhile.
+    pub fn load_newer(&self) -> bool {
+        let saved = std::fs::read(self.dir.join(SIDECAR_FILE))
+            .ok()
+            .and_then(|bytes| Sidecar::decode(&bytes).ok().flatten());
+        if saved.is_none_or(|s| s.generation == *self.generation.read()) {
+            return false;
+        }
+        let loaded = crate::panics::catch(|| Self::load(&self.dir, self.dim, self.params));
+        let Ok(Loaded::Sound(index, sidecar)) = loaded else {
+            return false;
+        };
+        *self.index.write() = index;
+        *self.tombstones.write() = sidecar.tombstones;
+        *self.generation.write() = sidecar.generation;
+        true
+    }
+
     /// Vector dimension.
     pub fn dim(&self) -> usize {
         self.dim

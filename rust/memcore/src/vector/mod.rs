@@ -88,6 +88,22 @@ impl VectorIndex {
         }
     }
 
+    /// A read-only index: load the writer's newest saved graph (see
+    /// [`Hnsw::load_newer`]) and drop the pending vectors it holds, so the
+    /// buffer scored exactly beside the graph stops growing. Returns how
+    /// many were dropped.
+    pub fn follow_saved(&self) -> usize {
+        // Searches hold the pending buffer's read lock for their whole walk:
+        // none sees a vector in both the new graph and the buffer.
+        let mut pending = self.pending.write();
+        if !self.hnsw.load_newer() {
+            return 0;
+        }
+        let before = pending.len();
+        pending.retain(|key, _| !self.hnsw.contains(*key));
+        before - pending.len()
+    }
+
     /// Vector dimension.
     pub fn dim(&self) -> usize {
         self.hnsw.dim()

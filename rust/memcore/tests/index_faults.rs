@@ -180,7 +180,10 @@ fn text_damaged_while_open_asks_for_a_rebuild_and_rebuild_heals_it_in_place() {
     assert!(marker.exists(), "a failed read must ask for a rebuild");
     let status = engine.index_status();
     assert!(
-        status.warnings.iter().any(|w| w.contains("reading the text index failed")),
+        status
+            .warnings
+            .iter()
+            .any(|w| w.contains("reading the text index failed")),
         "{:?}",
         status.warnings
     );

@@ -125,6 +125,13 @@ enum Loaded {
     Damaged(String),
 }
 
+/// A graph the writer saved, read by a read-only engine (see
+/// [`Hnsw::read_newer`]).
+pub struct SavedGraph {
+    index: Index,
+    sidecar: Sidecar,
+}
+
 /// An HNSW index with its persistence state.
 pub struct Hnsw {
     index: RwLock<Index>,
@@ -315,27 +322,31 @@ impl Hnsw {
         Loaded::Sound(index, sidecar)
     }
 
-    /// A read-only engine's graph: load the one the writer saved last, when
-    /// it is another save than the one held. True when a graph was loaded.
+    /// A read-only engine's graph: the one the writer saved last, read from
+    /// disk when it is another save than the one held (see
+    /// [`Hnsw::install`]). No lock is held while reading.
     ///
     /// Only the sidecar is read while nothing new was saved; a save that is
     /// damaged or replaced while being read is skipped (the next call tries
     /// again), since the graph held keeps serving meanwhile.
-    pub fn load_newer(&self) -> bool {
+    pub fn read_newer(&self) -> Option<SavedGraph> {
         let saved = std::fs::read(self.dir.join(SIDECAR_FILE))
             .ok()
             .and_then(|bytes| Sidecar::decode(&bytes).ok().flatten());
         if saved.is_none_or(|s| s.generation == *self.generation.read()) {
-            return false;
+            return None;
         }
-        let loaded = crate::panics::catch(|| Self::load(&self.dir, self.dim, self.params));
-        let Ok(Loaded::Sound(index, sidecar)) = loaded else {
-            return false;
-        };
-        *self.index.write() = index;
-        *self.tombstones.write() = sidecar.tombstones;
-        *self.generation.write() = sidecar.generation;
-        true
+        match crate::panics::catch(|| Self::load(&self.dir, self.dim, self.params)) {
+            Ok(Loaded::Sound(index, sidecar)) => Some(SavedGraph { index, sidecar }),
+            _ => None,
+        }
+    }
+
+    /// Serve `saved` (from [`Hnsw::read_newer`]) from now on.
+    pub fn install(&self, saved: SavedGraph) {
+        *self.index.write() = saved.index;
+        *self.tombstones.write() = saved.sidecar.tombstones;
+        *self.generation.write() = saved.sidecar.generation;
     }
 
     /// Vector dimension.

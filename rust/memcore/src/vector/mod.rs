@@ -15,7 +15,7 @@ use parking_lot::RwLock;
 use crate::catalog::{Catalog, Filter};
 use crate::error::Result;
 pub use exact::{dot, top_k};
-pub use hnsw::{Hnsw, HnswParams};
+pub use hnsw::{Hnsw, HnswParams, SavedGraph};
 
 /// A normalised vector shared between the pending buffer and the indexer.
 pub type SharedVector = Arc<[f32]>;
@@ -89,16 +89,18 @@ impl VectorIndex {
     }
 
     /// A read-only index: load the writer's newest saved graph (see
-    /// [`Hnsw::load_newer`]) and drop the pending vectors it holds, so the
+    /// [`Hnsw::read_newer`]) and drop the pending vectors it holds, so the
     /// buffer scored exactly beside the graph stops growing. Returns how
     /// many were dropped.
     pub fn follow_saved(&self) -> usize {
+        // Read (the slow part) before locking anything: searches go on meanwhile.
+        let Some(saved) = self.hnsw.read_newer() else {
+            return 0;
+        };
         // Searches hold the pending buffer's read lock for their whole walk:
         // none sees a vector in both the new graph and the buffer.
         let mut pending = self.pending.write();
-        if !self.hnsw.load_newer() {
-            return 0;
-        }
+        self.hnsw.install(saved);
         let before = pending.len();
         pending.retain(|key, _| !self.hnsw.contains(*key));
         before - pending.len()

@@ -132,6 +132,15 @@ pub struct SavedGraph {
     sidecar: Sidecar,
 }
 
+impl std::fmt::Debug for SavedGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedGraph")
+            .field("generation", &self.sidecar.generation)
+            .field("seq", &self.sidecar.seq)
+            .finish_non_exhaustive()
+    }
+}
+
 /// An HNSW index with its persistence state.
 pub struct Hnsw {
     index: RwLock<Index>,

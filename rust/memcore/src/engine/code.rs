@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::indexes::Change;
-use super::search::{Hit, RecallOptions, Scores, SearchQuery};
+use super::query::SearchQuery;
+use super::search::{Hit, RecallOptions, Scores};
 use crate::catalog::DocLabels;
 use crate::code::{CodeChunk, FileChunks, ProjectStatus, check_project_id, check_status};
 use crate::error::{Error, Result};

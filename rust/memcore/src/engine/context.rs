@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 use rusqlite::Connection;
 
 use super::Engine;
-use super::search::{MAX_RESULTS, RecallOptions, SearchQuery};
+use super::query::SearchQuery;
+use super::search::{MAX_RESULTS, RecallOptions};
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::{Error, Result};
 use crate::kind::{Kind, KindSet};

@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
 use crate::kind::Kind;
 use crate::memory::{Memory, validate_namespace};
-use crate::store::memories as rows;
+use crate::store::memories::Memories;
+use crate::store::table;
 use crate::text;
 
 /// At most this many results per query (docs/retrieval.md).
@@ -228,9 +229,10 @@ impl Engine {
             .filter(|h| h.kind == Kind::Memory)
             .map(|h| h.key)
             .collect();
-        let mut rows: HashMap<u64, Memory> = rows::by_doc_keys(&*self.store.reader()?, &keys)?
-            .into_iter()
-            .collect();
+        let mut rows: HashMap<u64, Memory> =
+            table::by_doc_keys::<Memories>(&*self.store.reader()?, &keys)?
+                .into_iter()
+                .collect();
         Ok(found
             .iter()
             .filter_map(|h| rows.remove(&h.key).map(|m| (m, h.scores)))

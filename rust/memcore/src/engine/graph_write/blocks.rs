@@ -10,7 +10,10 @@ use crate::kind::Kind;
 use crate::knowledge::rules::{name_key, normalize_entity_type};
 use crate::knowledge::save::{EntityDraft, RelationDraft};
 use crate::knowledge::{DEFAULT_RELATION_IMPORTANCE, Entity, Observation, Relation};
+use crate::store::entities::{Entities, Observations};
+use crate::store::memories::Memories;
 use crate::store::oplog::{self, Action};
+use crate::store::table;
 use crate::store::{entities as ent, relations as rel};
 use crate::temporal::{Timestamp, ValidAt};
 
@@ -51,7 +54,7 @@ impl Engine {
             existing.updated_at = now;
             ent::update(tx, &existing)?;
             if redescribed {
-                let prev = ent::doc_key(tx, &existing.id)?;
+                let prev = table::doc_key::<Entities>(tx, &existing.id)?;
                 let vector = self.checked_vector(tx, draft.embedding.clone())?;
                 let key = oplog::append(
                     tx,
@@ -136,7 +139,7 @@ impl Engine {
         let mut single = crate::graph::matcher::NameMatcher::default();
         single.add(&entity.name, 0);
         for (key, _) in hits {
-            let Some((_, memory)) = crate::store::memories::by_doc_keys(tx, &[key])?
+            let Some((_, memory)) = table::by_doc_keys::<Memories>(tx, &[key])?
                 .into_iter()
                 .next()
             else {
@@ -226,7 +229,7 @@ impl Engine {
                     &entity.namespace,
                     None,
                 )?;
-                let old_key = ent::observation_doc_key(tx, &old.id)?.unwrap_or_default();
+                let old_key = table::doc_key::<Observations>(tx, &old.id)?.unwrap_or_default();
                 changes.push(GraphChange::ObservationClosed {
                     observation: old,
                     seq,

@@ -131,13 +131,7 @@ pub fn all<T: Table>(conn: &Connection, sql: &str, params: impl Params) -> Resul
 
 /// The record with document key `key` (a search hit), if it still exists.
 pub fn by_doc_key<T: DocumentTable>(conn: &Connection, key: u64) -> Result<Option<T::Record>> {
-    let sql = format!(
-        "SELECT {} {} WHERE {}doc_key = ?1",
-        T::COLUMNS,
-        T::FROM,
-        T::ALIAS
-    );
-    one::<T>(conn, &sql, [key as i64])
+    one::<T>(conn, &by_doc_key_sql::<T>(), [key as i64])
 }
 
 /// The records of document keys (search hits), in key order. Keys with no
@@ -146,11 +140,22 @@ pub fn by_doc_keys<T: DocumentTable>(
     conn: &Connection,
     keys: &[u64],
 ) -> Result<Vec<(u64, T::Record)>> {
+    let mut stmt = conn.prepare_cached(&by_doc_key_sql::<T>())?;
     let mut out = Vec::with_capacity(keys.len());
     for &key in keys {
-        out.extend(by_doc_key::<T>(conn, key)?.map(|record| (key, record)));
+        let record = stmt.query_row([key as i64], T::from_row).optional()?;
+        out.extend(record.map(|r| (key, r)));
     }
     Ok(out)
+}
+
+fn by_doc_key_sql<T: Table>() -> String {
+    format!(
+        "SELECT {} {} WHERE {}doc_key = ?1",
+        T::COLUMNS,
+        T::FROM,
+        T::ALIAS
+    )
 }
 
 /// Records ordered by id after `after` (an export cursor), of one namespace

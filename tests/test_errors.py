@@ -27,6 +27,7 @@ from memcore import (
     StorageError,
     UnauthorizedError,
     ValidationFailedError,
+    _core,
 )
 from memcore.errors import error_payload
 
@@ -69,6 +70,35 @@ def test_every_error_is_a_memcore_error_with_its_code(cls: type[MemcoreError]) -
     assert cls.code == CODES[cls]
     assert getattr(memcore, cls.__name__) is cls is getattr(memcore.errors, cls.__name__)
     assert cls.__name__ in memcore.__all__ and cls.__name__ in memcore.errors.__all__
+
+
+@pytest.mark.parametrize("code", _core.ERROR_CODES)
+def test_every_core_code_has_its_class_in_memcore_errors(code: str) -> None:
+    # The core's one list of codes (rust/memcore/src/error.rs): a code added there
+    # needs its exception class exported here, and the docs' table above.
+    classes = [
+        cls
+        for name in memcore.errors.__all__
+        if isinstance(cls := getattr(memcore.errors, name), type)
+        and issubclass(cls, MemcoreError)
+        and cls.code == code
+    ]
+    assert len(classes) == 1, f"{code}: {classes}"
+    assert CODES[classes[0]] == code
+
+
+def test_the_core_lists_every_documented_code() -> None:
+    assert set(_core.ERROR_CODES) == set(CODES.values())
+
+
+def test_the_facade_checks_the_core_text_limit(mem: Memory) -> None:
+    # The facade refuses early (with the size in details) at exactly the core's limit:
+    # a text of MAX_TEXT_BYTES is stored, one byte more is not.
+    limit = _core.MAX_TEXT_BYTES
+    mem.store_memory("é" * (limit // 2), vector=unit(0, 8))
+    with pytest.raises(PayloadTooLargeError) as raised:
+        mem.store_memory("é" * (limit // 2) + "x", vector=unit(0, 8))
+    assert raised.value.details == {"field": "content", "limit": limit, "size": limit + 1}
 
 
 def test_memory_not_found_is_a_not_found() -> None:

@@ -11,6 +11,9 @@ import numpy.typing as npt
 __all__ = [
     "DEFAULT_WEIGHTS",
     "DESIGN_WEIGHTS",
+    "ERROR_CODES",
+    "MAX_ARGS_BYTES",
+    "MAX_TEXT_BYTES",
     "SCHEMA_VERSION",
     "DimensionMismatchError",
     "EmbeddingError",
@@ -34,6 +37,12 @@ SCHEMA_VERSION: int
 #: Fusion weights (vector, bm25, ppr): the measured default and the first design's preset.
 DEFAULT_WEIGHTS: tuple[float, float, float]
 DESIGN_WEIGHTS: tuple[float, float, float]
+#: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
+MAX_TEXT_BYTES: int
+#: Largest accepted procedure-argument JSON, in bytes.
+MAX_ARGS_BYTES: int
+#: Every public error code; each has its exception class here and in `memcore.errors`.
+ERROR_CODES: tuple[str, ...]
 
 def turn_vector_text(at: int, user_text: str) -> str:
     """What a turn's vector embeds: its day and its own user text."""

@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+# The core's limit on one text (a memory's content, a turn's texts), in UTF-8 bytes
+# (rust/memcore/src/memory.rs). Checked here first so the error carries the field, the
+# limit and the size, and no embedding is spent on a text the core would refuse.
+from memcore._core import MAX_TEXT_BYTES as MAX_TEXT_BYTES
 from memcore.errors import EmbeddingError, PayloadTooLargeError, invalid
 
 if TYPE_CHECKING:
@@ -15,12 +19,6 @@ if TYPE_CHECKING:
 
 Vector = npt.NDArray[np.float32]
 VectorLike = npt.ArrayLike
-
-#: The core's limit on one text (a memory's content, a turn's texts), in UTF-8 bytes
-#: (MAX_CONTENT_BYTES in rust/memcore/src/memory.rs). Checked here first so the error
-#: carries the field, the limit and the size, and no embedding is spent on a text the core
-#: would refuse.
-MAX_TEXT_BYTES = 100_000
 
 
 def check_text_size(field: str, text: str, advice: str) -> None:

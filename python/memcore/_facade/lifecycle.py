@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypedDict
 
+# The core's limits, in UTF-8 bytes: on a user / agent text recorded, and on a
+# procedure's argument JSON (rust/memcore/src/memory.rs, conversation.rs).
+from memcore._core import MAX_ARGS_BYTES as MAX_ARGS_BYTES
+from memcore._core import MAX_TEXT_BYTES as MAX_TEXT_BYTES
 from memcore.errors import ResourceBusyError, invalid
 
 #: The role of the memory item `memory_before_turn` prepends.
 MEMORY_ROLE = "system"
 #: Below this many tokens of room, no memory block is injected at all.
 MIN_BLOCK_TOKENS = 16
-#: Largest user / agent text recorded (the core's limit on turn texts, in bytes).
-MAX_TEXT_BYTES = 100_000
-#: Largest procedure-argument JSON recorded (the core's limit, in bytes).
-MAX_ARGS_BYTES = 64_000
 #: Most items accepted per call, and most tool calls recorded per turn.
 MAX_ITEMS = 10_000
 MAX_TOOL_CALLS = 500

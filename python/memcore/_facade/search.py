@@ -145,10 +145,11 @@ class SearchAPI(FacadeBase):
             query: Natural-language query.
             limit: 1-50 results.
             vector: A precomputed query embedding.
-            weights: (vector, bm25, ppr) weights, or a preset name: "default" (measured
-                on conversational memory: BM25 weighs more than the vector) or "design"
-                (0.40, 0.15, 0.45). A signal no candidate has (no graph) gives its
-                share to the others.
+            weights: (vector, bm25, ppr) weights, or a preset name: "default"
+                (``_core.DEFAULT_WEIGHTS``, measured on conversational memory: BM25 weighs
+                more than the vector) or "design" (``_core.DESIGN_WEIGHTS``, the first
+                design's). A signal no candidate has (no graph) gives its share to the
+                others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
             semantic: False ranks by keywords and the graph without embedding the
                 query (what the MCP server does while the model is unavailable).

@@ -6,9 +6,9 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
-use memcore::Engine;
+use memcore::{Engine, ErrorCode};
 
 use crate::json::to_python;
 
@@ -79,30 +79,38 @@ create_exception!(
     "A request exceeds a size limit."
 );
 
-/// Set the `code` class attribute on every exception class.
+/// The exception class of each public code. The match is exhaustive, so a
+/// code added to the core's list does not compile here until it has a class.
+fn class_of(py: Python<'_>, code: ErrorCode) -> Bound<'_, PyType> {
+    match code {
+        ErrorCode::MemoryNotFound => py.get_type::<MemoryNotFoundError>(),
+        ErrorCode::NotFound => py.get_type::<NotFoundError>(),
+        ErrorCode::InvalidParameter => py.get_type::<InvalidParameterError>(),
+        ErrorCode::ValidationFailed => py.get_type::<ValidationFailedError>(),
+        ErrorCode::Storage => py.get_type::<StorageError>(),
+        ErrorCode::Embedding => py.get_type::<EmbeddingError>(),
+        ErrorCode::DimensionMismatch => py.get_type::<DimensionMismatchError>(),
+        ErrorCode::ResourceBusy => py.get_type::<ResourceBusyError>(),
+        ErrorCode::Unauthorized => py.get_type::<UnauthorizedError>(),
+        ErrorCode::PayloadTooLarge => py.get_type::<PayloadTooLargeError>(),
+    }
+}
+
+/// Add the exception classes to the module, each with its `code` class
+/// attribute, from the core's one list of codes; `ERROR_CODES` lists them
+/// for Python (a test checks `memcore.errors` has a class for each).
 pub fn register_codes(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
-    let classes: [(Bound<'_, pyo3::types::PyType>, &str); 11] = [
-        (py.get_type::<MemcoreError>(), "MEMCORE_ERROR"),
-        (py.get_type::<NotFoundError>(), "NOT_FOUND"),
-        (py.get_type::<MemoryNotFoundError>(), "MEMORY_NOT_FOUND"),
-        (py.get_type::<InvalidParameterError>(), "INVALID_PARAMETER"),
-        (py.get_type::<ValidationFailedError>(), "VALIDATION_FAILED"),
-        (py.get_type::<StorageError>(), "STORAGE_ERROR"),
-        (py.get_type::<EmbeddingError>(), "EMBEDDING_ERROR"),
-        (
-            py.get_type::<DimensionMismatchError>(),
-            "DIMENSION_MISMATCH",
-        ),
-        (py.get_type::<ResourceBusyError>(), "RESOURCE_BUSY"),
-        (py.get_type::<UnauthorizedError>(), "UNAUTHORIZED"),
-        (py.get_type::<PayloadTooLargeError>(), "PAYLOAD_TOO_LARGE"),
-    ];
-    for (class, code) in classes {
-        class.setattr("code", code)?;
+    let base = py.get_type::<MemcoreError>();
+    base.setattr("code", "MEMCORE_ERROR")?;
+    module.add(base.name()?.to_str()?, base)?;
+    for &code in ErrorCode::ALL {
+        let class = class_of(py, code);
+        class.setattr("code", code.as_str())?;
         module.add(class.name()?.to_str()?, class)?;
     }
-    Ok(())
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    module.add("ERROR_CODES", PyTuple::new(py, codes)?)
 }
 
 /// An error on its way out of a bound method: a core error to translate, or
@@ -139,27 +147,14 @@ impl From<BindError> for PyErr {
 }
 
 fn core_to_python(error: memcore::Error) -> PyErr {
-    use memcore::Error as E;
-    let message = error.to_string();
-    let err = match &error {
-        E::MemoryNotFound { .. } => MemoryNotFoundError::new_err(message),
-        E::NotFound { .. } => NotFoundError::new_err(message),
-        E::InvalidParameter { .. } => InvalidParameterError::new_err(message),
-        E::ValidationFailed { .. } => ValidationFailedError::new_err(message),
-        E::Storage(_) | E::Io { .. } | E::Index(_) | E::Damaged { .. } | E::ReadOnly { .. } => {
-            StorageError::new_err(message)
-        }
-        E::DimensionMismatch { .. } => DimensionMismatchError::new_err(message),
-        E::ResourceBusy { .. } => ResourceBusyError::new_err(message),
-        E::PayloadTooLarge { .. } => PayloadTooLargeError::new_err(message),
-    };
     Python::attach(|py| {
+        let err = PyErr::from_type(class_of(py, error.error_code()), error.to_string());
         // Best effort: a failure to attach details must not hide the error.
         if let Ok(details) = details(py, &error) {
             let _ = err.value(py).setattr("details", details);
         }
-    });
-    err
+        err
+    })
 }
 
 fn details<'py>(py: Python<'py>, error: &memcore::Error) -> PyResult<Bound<'py, PyDict>> {

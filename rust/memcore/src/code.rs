@@ -3,7 +3,7 @@
 //! indexes and searches the chunks).
 
 use crate::error::{Error, Result};
-use crate::memory::{MAX_CONTENT_BYTES, validate_tag};
+use crate::memory::{MAX_TEXT_BYTES, validate_tag};
 use crate::temporal::Timestamp;
 
 /// Project states.
@@ -103,9 +103,9 @@ impl FileChunks {
                     "a chunk has no content.",
                 ));
             }
-            if c.content.len() > MAX_CONTENT_BYTES {
+            if c.content.len() > MAX_TEXT_BYTES {
                 return Err(Error::PayloadTooLarge {
-                    message: format!("chunks[{i}] is over {MAX_CONTENT_BYTES} bytes; split it."),
+                    message: format!("chunks[{i}] is over {MAX_TEXT_BYTES} bytes; split it."),
                 });
             }
         }

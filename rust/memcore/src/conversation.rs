@@ -2,7 +2,7 @@
 //! (tool calls) of a turn, and the document versions they touched.
 
 use crate::error::{Error, Result};
-use crate::memory::{MAX_CONTENT_BYTES, validate_tag};
+use crate::memory::{MAX_TEXT_BYTES, validate_tag};
 use crate::temporal::Timestamp;
 
 /// Largest procedure-argument JSON accepted, in bytes.
@@ -146,9 +146,9 @@ impl NewTurn {
             ("user_text", Some(&self.user_text)),
             ("agent_text", self.agent_text.as_ref()),
         ] {
-            if text.is_some_and(|t| t.len() > MAX_CONTENT_BYTES) {
+            if text.is_some_and(|t| t.len() > MAX_TEXT_BYTES) {
                 return Err(Error::PayloadTooLarge {
-                    message: format!("{field} is over {MAX_CONTENT_BYTES} bytes."),
+                    message: format!("{field} is over {MAX_TEXT_BYTES} bytes."),
                 });
             }
         }

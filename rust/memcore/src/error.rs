@@ -64,23 +64,79 @@ pub enum Error {
     ReadOnly { path: PathBuf },
 }
 
+/// Defines [`ErrorCode`], its [`ErrorCode::ALL`] and [`ErrorCode::as_str`]
+/// from one table, so a code cannot be declared without being listed.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident => $code:literal,)*) => {
+        /// Every public error code of memcore (docs/configuration.md, "Errors").
+        /// The core raises most of them; `Embedding` and `Unauthorized` come
+        /// from the layers above it (the embedding service, the HTTP server's
+        /// tokens) and are listed here too, so that the bindings make one
+        /// exception class per entry from this one list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order the docs list them.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The code as callers see it (`error.code` in Python, `code` over MCP).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// A memory id that does not exist in the namespace asked about.
+    MemoryNotFound => "MEMORY_NOT_FOUND",
+    /// Any other record that does not exist.
+    NotFound => "NOT_FOUND",
+    /// A caller-supplied value is out of range or malformed.
+    InvalidParameter => "INVALID_PARAMETER",
+    /// A well-formed request that breaks a domain rule.
+    ValidationFailed => "VALIDATION_FAILED",
+    /// The database, an index file or the disk failed.
+    Storage => "STORAGE_ERROR",
+    /// The embedding model failed to load or to embed (raised above the core).
+    Embedding => "EMBEDDING_ERROR",
+    /// The store holds vectors of another dimension or model.
+    DimensionMismatch => "DIMENSION_MISMATCH",
+    /// Another process holds the store, or the same work is in flight.
+    ResourceBusy => "RESOURCE_BUSY",
+    /// A missing or unknown token, or a tool it may not call (raised above the core).
+    Unauthorized => "UNAUTHORIZED",
+    /// A request over a size or count limit.
+    PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+}
+
 impl Error {
-    /// The stable public code of this error (docs/configuration.md, "Errors").
-    pub fn code(&self) -> &'static str {
+    /// The public code of this error.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Error::MemoryNotFound { .. } => "MEMORY_NOT_FOUND",
-            Error::NotFound { .. } => "NOT_FOUND",
-            Error::InvalidParameter { .. } => "INVALID_PARAMETER",
-            Error::ValidationFailed { .. } => "VALIDATION_FAILED",
+            Error::MemoryNotFound { .. } => ErrorCode::MemoryNotFound,
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::InvalidParameter { .. } => ErrorCode::InvalidParameter,
+            Error::ValidationFailed { .. } => ErrorCode::ValidationFailed,
             Error::Storage(_)
             | Error::Io { .. }
             | Error::Index(_)
             | Error::Damaged { .. }
-            | Error::ReadOnly { .. } => "STORAGE_ERROR",
-            Error::DimensionMismatch { .. } => "DIMENSION_MISMATCH",
-            Error::ResourceBusy { .. } => "RESOURCE_BUSY",
-            Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            | Error::ReadOnly { .. } => ErrorCode::Storage,
+            Error::DimensionMismatch { .. } => ErrorCode::DimensionMismatch,
+            Error::ResourceBusy { .. } => ErrorCode::ResourceBusy,
+            Error::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
         }
+    }
+
+    /// The stable public code of this error, as a string (docs/configuration.md, "Errors").
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 
     /// Shorthand for an [`Error::InvalidParameter`] naming the field.
@@ -115,5 +171,53 @@ mod tests {
         );
         assert_eq!(Error::invalid("limit", "bad").code(), "INVALID_PARAMETER");
         assert_eq!(Error::Index("x".into()).code(), "STORAGE_ERROR");
+    }
+
+    #[test]
+    fn every_variant_has_a_listed_code() {
+        // One value of each variant: a new variant fails to compile in
+        // `error_code` until it has a code, and this test until that code is
+        // in the public list the bindings build their classes from.
+        let path = PathBuf::from("memcore.db");
+        let variants = [
+            Error::MemoryNotFound { id: "m".into() },
+            Error::NotFound {
+                kind: "Entity",
+                id: "e".into(),
+            },
+            Error::invalid("limit", "bad"),
+            Error::ValidationFailed {
+                message: "bad".into(),
+                details: serde_json::Value::Null,
+            },
+            Error::Storage(rusqlite::Error::InvalidQuery),
+            Error::io(&path, std::io::Error::other("disk")),
+            Error::Index("x".into()),
+            Error::DimensionMismatch {
+                message: "dim".into(),
+            },
+            Error::ResourceBusy {
+                message: "busy".into(),
+            },
+            Error::PayloadTooLarge {
+                message: "big".into(),
+            },
+            Error::Damaged {
+                path: path.clone(),
+                message: "damaged".into(),
+            },
+            Error::ReadOnly { path },
+        ];
+        for error in &variants {
+            assert!(ErrorCode::ALL.contains(&error.error_code()), "{error:?}");
+            assert_eq!(error.code(), error.error_code().as_str());
+        }
+    }
+
+    #[test]
+    fn listed_codes_are_distinct() {
+        let names: std::collections::HashSet<&str> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
     }
 }

@@ -24,7 +24,7 @@ pub use engine::{
     CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions,
     Scores, SearchQuery,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorCode, Result};
 pub use fusion::{FusionMode, Weights};
 pub use kind::{Kind, KindSet};
 pub use memory::{Memory, MemoryPatch, MemoryType, NewMemory, Source};

@@ -3,9 +3,10 @@
 use crate::error::{Error, Result};
 use crate::temporal::Timestamp;
 
-/// Largest accepted memory content, in bytes. A memory is a fact, not a file;
-/// documents and code have their own paths.
-pub const MAX_CONTENT_BYTES: usize = 100_000;
+/// Largest accepted text, in UTF-8 bytes: a memory's content, a turn's user
+/// or agent text, a code chunk. A memory is a fact, not a file; documents and
+/// code have their own paths.
+pub const MAX_TEXT_BYTES: usize = 100_000;
 /// Largest accepted metadata JSON, in bytes.
 pub const MAX_METADATA_BYTES: usize = 64_000;
 /// Longest namespace, thread id or user id.
@@ -248,10 +249,10 @@ pub fn validate_content(content: &str) -> Result<()> {
             "content is empty. Pass the fact to remember as a clear, standalone statement.",
         ));
     }
-    if content.len() > MAX_CONTENT_BYTES {
+    if content.len() > MAX_TEXT_BYTES {
         return Err(Error::PayloadTooLarge {
             message: format!(
-                "content is {} bytes; the limit is {MAX_CONTENT_BYTES}. Store a shorter fact, \
+                "content is {} bytes; the limit is {MAX_TEXT_BYTES}. Store a shorter fact, \
                  or split it into several memories.",
                 content.len()
             ),
@@ -377,7 +378,7 @@ mod tests {
 
     #[test]
     fn oversize_content_is_payload_too_large() {
-        let m = NewMemory::text("x".repeat(MAX_CONTENT_BYTES + 1));
+        let m = NewMemory::text("x".repeat(MAX_TEXT_BYTES + 1));
         assert_eq!(m.validate().unwrap_err().code(), "PAYLOAD_TOO_LARGE");
     }
 

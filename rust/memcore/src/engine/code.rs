@@ -7,15 +7,17 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::indexes::Change;
-use super::search::{Hit, RecallOptions, Scores, SearchQuery};
+use super::query::SearchQuery;
+use super::search::{Hit, RecallOptions, Scores};
 use crate::catalog::DocLabels;
 use crate::code::{CodeChunk, FileChunks, ProjectStatus, check_project_id, check_status};
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Weights};
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
-use crate::store::code as rows;
+use crate::store::code::{self as rows, CodeChunks};
 use crate::store::oplog::{self, Action};
+use crate::store::table;
 use crate::temporal::{ValidAt, now_micros};
 
 /// Signal weights of search_code. Code chunks have no graph signal, so only
@@ -313,7 +315,7 @@ impl Engine {
         let conn = self.store.reader()?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits.iter().filter(|h| h.kind == Kind::CodeChunk) {
-            if let Some(chunk) = rows::chunk_by_doc_key(&conn, hit.key)? {
+            if let Some(chunk) = table::by_doc_key::<CodeChunks>(&conn, hit.key)? {
                 out.push((chunk, hit.scores));
             }
         }

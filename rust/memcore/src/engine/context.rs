@@ -15,12 +15,14 @@ use std::fmt::Write as _;
 use rusqlite::Connection;
 
 use super::Engine;
-use super::search::{MAX_RESULTS, RecallOptions, SearchQuery};
+use super::query::SearchQuery;
+use super::search::{MAX_RESULTS, RecallOptions};
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::{Error, Result};
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
-use crate::store::conversations as conv;
+use crate::store::conversations::{self as conv, Turns};
+use crate::store::table;
 use crate::temporal::{Timestamp, ValidAt, date_label, now_micros};
 
 /// Candidate turns: id → (search score, shared documents).
@@ -220,7 +222,7 @@ impl Engine {
                     .iter()
                     .filter(|h| h.scores.fused > hit.scores.fused)
                     .count();
-                if let Some(turn) = conv::turn_by_doc_key(conn, hit.key)? {
+                if let Some(turn) = table::by_doc_key::<Turns>(conn, hit.key)? {
                     // By rank, 1.0 down to 0.5: a match is a match even when
                     // it is the only one (a lone z-score is 0 and says nothing).
                     let score = 1.0 - 0.5 * rank as f64 / n;

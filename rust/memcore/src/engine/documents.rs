@@ -11,7 +11,12 @@ use crate::graph::{Edge, Graph, Node};
 use crate::kind::Kind;
 use crate::knowledge::{Entity, Observation, Relation};
 use crate::memory::Memory;
-use crate::store::{code, conversations, entities, memories, relations};
+use crate::store::code::CodeChunks;
+use crate::store::conversations::Turns;
+use crate::store::entities::{self, Entities, Observations};
+use crate::store::memories::Memories;
+use crate::store::relations;
+use crate::store::table::{self, CatalogRow};
 use crate::temporal::{Timestamp, effective_end};
 
 /// The content an index holds for one document key.
@@ -33,20 +38,6 @@ pub fn memory_labels(m: &Memory) -> DocLabels<'_> {
         valid_from: m.valid_from,
         valid_end: effective_end(m.valid_until, m.expires_at),
         superseded: m.superseded_by.is_some(),
-    }
-}
-
-/// Catalog labels of a memory from its catalog row.
-pub fn memory_row_labels(row: &memories::CatalogRow) -> DocLabels<'_> {
-    DocLabels {
-        kind: Kind::Memory,
-        namespace: &row.namespace,
-        thread: row.thread_id.as_deref(),
-        scope: None,
-        tag: None,
-        valid_from: row.valid_from,
-        valid_end: effective_end(row.valid_until, row.expires_at),
-        superseded: row.superseded,
     }
 }
 
@@ -112,73 +103,15 @@ pub type MemoryKeys = HashMap<String, u64>;
 /// Fill `catalog` from every searchable table; returns every memory's key.
 pub fn load_catalog(conn: &Connection, catalog: &mut Catalog) -> Result<MemoryKeys> {
     let mut keys = MemoryKeys::new();
-    memories::catalog_rows(conn, |row| {
-        catalog.insert(row.doc_key, &memory_row_labels(&row));
-        keys.insert(row.id, row.doc_key);
+    table::catalog_rows::<Memories>(conn, |row| {
+        catalog.insert(row.doc_key, &row.labels());
+        keys.extend(row.id.map(|id| (id, row.doc_key)));
     })?;
-    entities::entity_catalog_rows(conn, |(key, ns, thread, from, until, id)| {
-        catalog.insert(
-            key,
-            &DocLabels {
-                kind: Kind::Entity,
-                namespace: &ns,
-                thread: thread.as_deref(),
-                scope: Some(&id),
-                tag: None,
-                valid_from: from,
-                valid_end: until,
-                superseded: false,
-            },
-        );
-    })?;
-    code::chunk_catalog_rows(conn, |key, ns, project, language, at| {
-        catalog.insert(
-            key,
-            &DocLabels {
-                kind: Kind::CodeChunk,
-                namespace: &ns,
-                thread: None,
-                scope: Some(&project),
-                tag: Some(&language),
-                valid_from: at,
-                valid_end: None,
-                superseded: false,
-            },
-        );
-    })?;
-    conversations::turn_catalog_rows(conn, |(key, ns, thread, conversation, at, archived)| {
-        catalog.insert(
-            key,
-            &DocLabels {
-                kind: Kind::UserTurn,
-                namespace: &ns,
-                thread: thread.as_deref(),
-                scope: Some(&conversation),
-                tag: None,
-                valid_from: at,
-                valid_end: archived,
-                superseded: false,
-            },
-        );
-    })?;
-    entities::observation_catalog_rows(
-        conn,
-        |(key, ns, thread, from, until, superseded, entity)| {
-            catalog.insert(
-                key,
-                &DocLabels {
-                    kind: Kind::Observation,
-                    namespace: &ns,
-                    thread: thread.as_deref(),
-                    scope: Some(&entity),
-                    tag: None,
-                    valid_from: from,
-                    valid_end: until,
-                    superseded,
-                },
-            );
-        },
-    )?;
+    let mut insert = |row: CatalogRow| catalog.insert(row.doc_key, &row.labels());
+    table::catalog_rows::<Entities>(conn, &mut insert)?;
+    table::catalog_rows::<CodeChunks>(conn, &mut insert)?;
+    table::catalog_rows::<Turns>(conn, &mut insert)?;
+    table::catalog_rows::<Observations>(conn, &mut insert)?;
     Ok(keys)
 }
 
@@ -212,9 +145,10 @@ pub fn load_graph(conn: &Connection, graph: &mut Graph, memory_keys: &MemoryKeys
     for (doc, nodes) in mentions {
         graph.link_doc(doc, nodes, true);
     }
-    entities::observation_catalog_rows(conn, |(key, _, _, _, _, _, entity)| {
-        if let Some(node) = graph.by_entity(&entity) {
-            graph.link_doc(key, vec![node], false);
+    // An observation's catalog scope is its entity.
+    table::catalog_rows::<Observations>(conn, |row| {
+        if let Some(node) = row.scope.as_deref().and_then(|e| graph.by_entity(e)) {
+            graph.link_doc(row.doc_key, vec![node], false);
         }
     })
 }
@@ -222,11 +156,11 @@ pub fn load_graph(conn: &Connection, graph: &mut Graph, memory_keys: &MemoryKeys
 /// The current indexed content of a record, if it still exists.
 pub fn load_index_doc(conn: &Connection, kind: Kind, record_id: &str) -> Result<Option<IndexDoc>> {
     let found = match kind {
-        Kind::Memory => memories::index_doc(conn, record_id)?,
-        Kind::Entity => entities::index_doc(conn, record_id)?,
-        Kind::Observation => entities::observation_index_doc(conn, record_id)?,
-        Kind::UserTurn => conversations::turn_index_doc(conn, record_id)?,
-        Kind::CodeChunk => code::chunk_index_doc(conn, record_id)?,
+        Kind::Memory => table::index_doc::<Memories>(conn, record_id)?,
+        Kind::Entity => table::index_doc::<Entities>(conn, record_id)?,
+        Kind::Observation => table::index_doc::<Observations>(conn, record_id)?,
+        Kind::UserTurn => table::index_doc::<Turns>(conn, record_id)?,
+        Kind::CodeChunk => table::index_doc::<CodeChunks>(conn, record_id)?,
     };
     Ok(found.map(|(key, text, vector)| IndexDoc { key, text, vector }))
 }

@@ -34,7 +34,6 @@ use std::time::{Duration, Instant};
 use parking_lot::RwLock;
 use rusqlite::Connection;
 
-use super::documents::memory_row_labels;
 use super::embedding::stored_dim;
 use super::indexes::Indexes;
 use super::recovery;
@@ -211,7 +210,7 @@ fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<
             continue;
         };
         if op.action == Action::Upsert {
-            mentions.push((row.doc_key, relations::mentions_of(conn, &row.id)?));
+            mentions.push((row.doc_key, relations::mentions_of(conn, &op.record_id)?));
         }
         current.push(row);
     }
@@ -233,7 +232,7 @@ fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<
             catalog.remove(*key);
         }
         for row in &current {
-            catalog.insert(row.doc_key, &memory_row_labels(row));
+            catalog.insert(row.doc_key, &row.labels());
         }
     }
     let mut graph = indexes.graph.write();

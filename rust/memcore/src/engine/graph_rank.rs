@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Engine;
-use super::search::SearchQuery;
+use super::query::{Pool, SearchQuery};
 use crate::catalog::{Catalog, Filter};
 use crate::fusion::Signals;
 use crate::graph::ppr::{PprParams, best, personalized_pagerank};
@@ -29,9 +29,6 @@ const GRAPH_DOCS: usize = 100;
 /// On 100k memories / 50k entities, 1e-4 instead of 1e-5 kept 99.9% of the
 /// top 10 and every top hit of 300 queries, and took a quarter off recall.
 const RECALL_EPSILON: f32 = 1e-4;
-
-/// Recall candidates: key → (kind, signals).
-pub(super) type Pool = HashMap<u64, (Kind, Signals)>;
 
 impl Engine {
     /// Add the PPR signal to `pool` (and graph-found candidates to it).

@@ -14,6 +14,9 @@ use crate::graph::{Direction, EdgeId, Graph};
 use crate::knowledge::rules::name_key;
 use crate::knowledge::{Entity, Observation, Relation};
 use crate::memory::validate_namespace;
+use crate::store::entities::{Entities, Observations};
+use crate::store::relations::Relations;
+use crate::store::table;
 use crate::store::{entities as ent, relations as rel};
 use crate::temporal::{Timestamp, ValidAt, now_micros};
 
@@ -142,8 +145,8 @@ impl Engine {
         Ok(GraphPage {
             entities: views,
             relations,
-            total_entities: ent::count(&conn, namespace)?,
-            total_relations: rel::count(&conn, namespace)?,
+            total_entities: table::count::<Entities>(&conn, namespace)?,
+            total_relations: table::count::<Relations>(&conn, namespace)?,
         })
     }
 
@@ -488,9 +491,9 @@ impl Engine {
         let mut entities = HashMap::new();
         let mut observations = HashMap::new();
         for &key in keys {
-            if let Some(e) = ent::by_doc_key(&conn, key)? {
+            if let Some(e) = table::by_doc_key::<Entities>(&conn, key)? {
                 entities.insert(key, e);
-            } else if let Some(o) = ent::observation_by_doc_key(&conn, key)? {
+            } else if let Some(o) = table::by_doc_key::<Observations>(&conn, key)? {
                 observations.insert(key, o);
             }
         }
@@ -506,7 +509,10 @@ impl Engine {
     /// Number of entities and relations in a namespace.
     pub fn count_graph(&self, namespace: &str) -> Result<(i64, i64)> {
         let conn = self.store.reader()?;
-        Ok((ent::count(&conn, namespace)?, rel::count(&conn, namespace)?))
+        Ok((
+            table::count::<Entities>(&conn, namespace)?,
+            table::count::<Relations>(&conn, namespace)?,
+        ))
     }
 }
 

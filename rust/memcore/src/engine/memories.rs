@@ -11,8 +11,9 @@ use super::indexes::Change;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::memory::{Memory, MemoryPatch, NewMemory, validate_namespace};
-use crate::store::memories::{self as rows, ListQuery};
+use crate::store::memories::{self as rows, ListQuery, Memories};
 use crate::store::oplog::{self, Action};
+use crate::store::table;
 use crate::temporal::{Timestamp, now_micros};
 
 /// Largest page a listing returns.
@@ -201,7 +202,7 @@ impl Engine {
         self.store.write_then(
             |tx| {
                 let mut m = rows::get(tx, namespace, id)?.ok_or_else(|| not_found(id))?;
-                let prev = rows::doc_key(tx, id)?.unwrap_or_default();
+                let prev = table::doc_key::<Memories>(tx, id)?.unwrap_or_default();
                 let new_content = apply_patch(&mut m, patch, now);
                 check_expiry(&m)?;
                 let mut changes = Vec::new();
@@ -275,7 +276,7 @@ impl Engine {
 
     /// Number of memories in a namespace, in every state.
     pub fn count_memories(&self, namespace: &str) -> Result<i64> {
-        rows::count(&*self.store.reader()?, namespace)
+        table::count::<Memories>(&*self.store.reader()?, namespace)
     }
 
     /// Close a memory's validity now (a soft delete: history still sees it).
@@ -303,7 +304,7 @@ impl Engine {
                 m.invalidation_reason = reason;
                 m.updated_at = now;
                 rows::update_fields(tx, &m)?;
-                let key = rows::doc_key(tx, id)?.unwrap_or_default();
+                let key = table::doc_key::<Memories>(tx, id)?.unwrap_or_default();
                 let seq = oplog::append(tx, now, Action::Meta, Kind::Memory, id, namespace, None)?;
                 Ok((m, seq, key))
             },
@@ -346,10 +347,10 @@ impl Engine {
                 new.updated_at = now;
                 rows::update_fields(tx, &old)?;
                 rows::update_fields(tx, &new)?;
-                let old_key = rows::doc_key(tx, old_id)?.unwrap_or_default();
+                let old_key = table::doc_key::<Memories>(tx, old_id)?.unwrap_or_default();
                 let old_seq =
                     oplog::append(tx, now, Action::Meta, Kind::Memory, old_id, namespace, None)?;
-                let new_key = rows::doc_key(tx, new_id)?.unwrap_or_default();
+                let new_key = table::doc_key::<Memories>(tx, new_id)?.unwrap_or_default();
                 let new_seq =
                     oplog::append(tx, now, Action::Meta, Kind::Memory, new_id, namespace, None)?;
                 Ok((old, new, [(old_seq, old_key), (new_seq, new_key)]))

@@ -20,6 +20,7 @@ mod maintenance;
 mod memories;
 mod mentions;
 mod overview;
+mod query;
 mod recovery;
 mod reset;
 mod restore;
@@ -57,8 +58,9 @@ pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
+pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
-pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
+pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores};
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 
 /// Tables whose records carry generated ids (`prefix_` + 26-char body).

@@ -20,7 +20,13 @@ use crate::kind::Kind;
 use crate::knowledge::rules::name_key;
 use crate::knowledge::{Entity, Observation, Relation};
 use crate::memory::Memory;
+use crate::store::code::CodeChunks;
+use crate::store::conversations::Turns;
+use crate::store::entities::{Entities, Observations};
+use crate::store::memories::Memories;
 use crate::store::oplog::{self, Action};
+use crate::store::relations::Relations;
+use crate::store::table;
 use crate::store::{code, conversations as conv, entities as ent, memories, relations as rel};
 use crate::temporal::now_micros;
 
@@ -176,7 +182,7 @@ impl Engine {
                 explicit,
             } => {
                 rel::add_mention(tx, &memory_id, &entity_id, explicit)?;
-                let key = memories::doc_key(tx, &memory_id)?.unwrap_or_default();
+                let key = table::doc_key::<Memories>(tx, &memory_id)?.unwrap_or_default();
                 After::Graph(Box::new(GraphChange::Mention {
                     doc_key: key as u64,
                     entity_id,
@@ -387,25 +393,25 @@ impl Engine {
         let mut out = Vec::new();
         match kind {
             ExportKind::Memory => {
-                for m in memories::page(&conn, namespace, after, limit)? {
+                for m in table::page::<Memories>(&conn, namespace, after, limit)? {
                     let v = vector(Kind::Memory, &m.id)?;
                     out.push(Restorable::Memory(m, v));
                 }
             }
             ExportKind::Entity => {
-                for e in ent::page(&conn, namespace, after, limit)? {
+                for e in table::page::<Entities>(&conn, namespace, after, limit)? {
                     let v = vector(Kind::Entity, &e.id)?;
                     out.push(Restorable::Entity(e, v));
                 }
             }
             ExportKind::Observation => {
-                for o in ent::observation_page(&conn, namespace, after, limit)? {
+                for o in table::page::<Observations>(&conn, namespace, after, limit)? {
                     let v = vector(Kind::Observation, &o.id)?;
                     out.push(Restorable::Observation(o, v));
                 }
             }
             ExportKind::Relation => out.extend(
-                rel::page(&conn, namespace, after, limit)?
+                table::page::<Relations>(&conn, namespace, after, limit)?
                     .into_iter()
                     .map(Restorable::Relation),
             ),
@@ -419,7 +425,7 @@ impl Engine {
                     }),
             ),
             ExportKind::Turn => {
-                for t in conv::turn_page(&conn, namespace, after, limit)? {
+                for t in table::page::<Turns>(&conn, namespace, after, limit)? {
                     let mut procedures = Vec::new();
                     for p in conv::procedures_of(&conn, &t.id)? {
                         let contents = p
@@ -434,7 +440,7 @@ impl Engine {
                 }
             }
             ExportKind::Chunk => {
-                for c in code::chunk_page(&conn, namespace, after, limit)? {
+                for c in table::page::<CodeChunks>(&conn, namespace, after, limit)? {
                     let v = vector(Kind::CodeChunk, &c.id)?;
                     out.push(Restorable::Chunk(c, v));
                 }

@@ -4,52 +4,20 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Engine;
-use super::graph_rank::Pool;
-use crate::catalog::{Catalog, Filter};
+use super::query::{Pool, SearchQuery};
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::memory::{Memory, validate_namespace};
-use crate::store::memories as rows;
-use crate::temporal::{ValidAt, now_micros};
+use crate::store::memories::Memories;
+use crate::store::table;
 use crate::text;
 
 /// At most this many results per query (docs/retrieval.md).
 pub const MAX_RESULTS: usize = 50;
 /// Candidates each signal contributes to a recall pool.
 const RECALL_POOL: usize = 100;
-
-/// What to search among.
-#[derive(Debug, Clone, Copy)]
-pub struct SearchQuery<'a> {
-    pub namespace: &'a str,
-    pub kinds: KindSet,
-    pub thread_id: Option<&'a str>,
-    /// Kind-specific scope (project of code chunks, conversation of turns).
-    pub scope: Option<&'a str>,
-    /// Kind-specific tag (language of code chunks).
-    pub tag: Option<&'a str>,
-    /// A scope to leave out (e.g. the current conversation).
-    pub exclude_scope: Option<&'a str>,
-    pub valid: ValidAt,
-    pub limit: usize,
-}
-
-impl<'a> SearchQuery<'a> {
-    /// Currently valid memories of a namespace.
-    pub fn memories(namespace: &'a str, limit: usize) -> Self {
-        SearchQuery {
-            namespace,
-            kinds: KindSet::only(Kind::Memory),
-            thread_id: None,
-            scope: None,
-            tag: None,
-            exclude_scope: None,
-            valid: ValidAt::Now,
-            limit,
-        }
-    }
-}
 
 /// Per-signal scores of a hit; `fused` is what it was ranked by.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -76,25 +44,6 @@ pub struct RecallOptions {
 }
 
 impl Engine {
-    /// The filter for `query`, or None when it can match nothing (an
-    /// unknown namespace, thread, scope or tag).
-    pub(super) fn filter(catalog: &Catalog, query: &SearchQuery<'_>) -> Option<Filter> {
-        let sym = |name: Option<&str>| match name {
-            None => Some(None),
-            Some(n) => catalog.sym(n).map(Some),
-        };
-        Some(Filter {
-            namespace: catalog.sym(query.namespace)?,
-            kinds: query.kinds,
-            thread: sym(query.thread_id)?,
-            scope: sym(query.scope)?,
-            tag: sym(query.tag)?,
-            exclude_scope: query.exclude_scope.and_then(|s| catalog.sym(s)),
-            valid: query.valid,
-            now: now_micros(),
-        })
-    }
-
     fn check_query(query: &SearchQuery<'_>) -> Result<()> {
         validate_namespace(query.namespace)?;
         if !(1..=MAX_RESULTS).contains(&query.limit) {
@@ -280,9 +229,10 @@ impl Engine {
             .filter(|h| h.kind == Kind::Memory)
             .map(|h| h.key)
             .collect();
-        let mut rows: HashMap<u64, Memory> = rows::by_doc_keys(&*self.store.reader()?, &keys)?
-            .into_iter()
-            .collect();
+        let mut rows: HashMap<u64, Memory> =
+            table::by_doc_keys::<Memories>(&*self.store.reader()?, &keys)?
+                .into_iter()
+                .collect();
         Ok(found
             .iter()
             .filter_map(|h| rows.remove(&h.key).map(|m| (m, h.scores)))

@@ -13,8 +13,9 @@ use super::indexes::Change;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::memory::validate_namespace;
-use crate::store::memories as rows;
+use crate::store::memories::{self as rows, Memories};
 use crate::store::oplog::{self, Action};
+use crate::store::table;
 use crate::temporal::now_micros;
 
 const DAY_MICROS: f64 = 86_400e6;
@@ -97,7 +98,7 @@ impl Engine {
                         Some(if tier { "expired (episodic retention tier)" } else { "expired" }.to_owned());
                     m.updated_at = now;
                     rows::update_fields(tx, &m)?;
-                    let key = rows::doc_key(tx, &id)?.unwrap_or_default();
+                    let key = table::doc_key::<Memories>(tx, &id)?.unwrap_or_default();
                     let seq = oplog::append(tx, now, Action::Meta, Kind::Memory, &id, namespace, None)?;
                     changed.push((m, seq, key));
                 }

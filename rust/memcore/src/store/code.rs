@@ -2,52 +2,91 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row, params};
 
 use crate::code::{CodeChunk, ProjectStatus};
 use crate::error::Result;
-use crate::store::IndexRow;
-use crate::store::vectors::{decode, encode};
+use crate::kind::Kind;
+use crate::store::table::{self, CatalogRow, DocumentTable, Table};
+use crate::store::vectors::encode;
 use crate::temporal::Timestamp;
 
 const CHUNK_COLUMNS: &str = "id, namespace, project_id, file_path, language, start_line, \
      end_line, chunk_type, name, parent_scope, content, content_hash, indexed_at";
 
-fn chunk_from_row(r: &Row<'_>) -> rusqlite::Result<CodeChunk> {
-    Ok(CodeChunk {
-        id: r.get(0)?,
-        namespace: r.get(1)?,
-        project_id: r.get(2)?,
-        file_path: r.get(3)?,
-        language: r.get(4)?,
-        start_line: r.get(5)?,
-        end_line: r.get(6)?,
-        chunk_type: r.get(7)?,
-        name: r.get(8)?,
-        parent_scope: r.get(9)?,
-        content: r.get(10)?,
-        content_hash: r.get(11)?,
-        indexed_at: r.get(12)?,
-    })
+/// The `code_chunks` table.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeChunks;
+
+impl Table for CodeChunks {
+    type Record = CodeChunk;
+    const NAME: &'static str = "code_chunks";
+    const FROM: &'static str = "FROM code_chunks";
+    const COLUMNS: &'static str = CHUNK_COLUMNS;
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<CodeChunk> {
+        Ok(CodeChunk {
+            id: r.get(0)?,
+            namespace: r.get(1)?,
+            project_id: r.get(2)?,
+            file_path: r.get(3)?,
+            language: r.get(4)?,
+            start_line: r.get(5)?,
+            end_line: r.get(6)?,
+            chunk_type: r.get(7)?,
+            name: r.get(8)?,
+            parent_scope: r.get(9)?,
+            content: r.get(10)?,
+            content_hash: r.get(11)?,
+            indexed_at: r.get(12)?,
+        })
+    }
+}
+
+impl DocumentTable for CodeChunks {
+    const KIND: Kind = Kind::CodeChunk;
+    const CATALOG_SCAN: &'static str =
+        "SELECT doc_key, namespace, project_id, language, indexed_at FROM code_chunks";
+
+    /// A chunk is scoped by its project and tagged with its language.
+    fn catalog_row(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
+        Ok(CatalogRow {
+            scope: Some(r.get(2)?),
+            tag: Some(r.get(3)?),
+            valid_from: r.get(4)?,
+            ..CatalogRow::starting(Self::KIND, r)?
+        })
+    }
 }
 
 const PROJECT_COLUMNS: &str = "namespace, id, root, status, total_files, indexed_files, \
      total_chunks, started_at, completed_at, error, updated_at";
 
-fn project_from_row(r: &Row<'_>) -> rusqlite::Result<ProjectStatus> {
-    Ok(ProjectStatus {
-        namespace: r.get(0)?,
-        project_id: r.get(1)?,
-        root: r.get(2)?,
-        status: r.get(3)?,
-        total_files: r.get(4)?,
-        indexed_files: r.get(5)?,
-        total_chunks: r.get(6)?,
-        started_at: r.get(7)?,
-        completed_at: r.get(8)?,
-        error: r.get(9)?,
-        updated_at: r.get(10)?,
-    })
+/// The `projects` table: one status row per indexed project.
+#[derive(Debug, Clone, Copy)]
+pub struct Projects;
+
+impl Table for Projects {
+    type Record = ProjectStatus;
+    const NAME: &'static str = "projects";
+    const FROM: &'static str = "FROM projects";
+    const COLUMNS: &'static str = PROJECT_COLUMNS;
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<ProjectStatus> {
+        Ok(ProjectStatus {
+            namespace: r.get(0)?,
+            project_id: r.get(1)?,
+            root: r.get(2)?,
+            status: r.get(3)?,
+            total_files: r.get(4)?,
+            indexed_files: r.get(5)?,
+            total_chunks: r.get(6)?,
+            started_at: r.get(7)?,
+            completed_at: r.get(8)?,
+            error: r.get(9)?,
+            updated_at: r.get(10)?,
+        })
+    }
 }
 
 /// Insert or replace a project's status row.
@@ -78,21 +117,14 @@ pub fn put_project(conn: &Connection, p: &ProjectStatus) -> Result<()> {
 
 /// A project's status row.
 pub fn project(conn: &Connection, namespace: &str, id: &str) -> Result<Option<ProjectStatus>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {PROJECT_COLUMNS} FROM projects WHERE namespace = ?1 AND id = ?2"
-        ))?
-        .query_row(params![namespace, id], project_from_row)
-        .optional()?)
+    let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE namespace = ?1 AND id = ?2");
+    table::one::<Projects>(conn, &sql, params![namespace, id])
 }
 
 /// Every project of a namespace, by id.
 pub fn projects(conn: &Connection, namespace: &str) -> Result<Vec<ProjectStatus>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {PROJECT_COLUMNS} FROM projects WHERE namespace = ?1 ORDER BY id"
-    ))?;
-    let rows = stmt.query_map([namespace], project_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE namespace = ?1 ORDER BY id");
+    table::all::<Projects>(conn, &sql, [namespace])
 }
 
 /// Chunk count of a project.
@@ -200,51 +232,6 @@ pub fn insert_chunk(
     Ok(())
 }
 
-/// A chunk by document key (search hits).
-pub fn chunk_by_doc_key(conn: &Connection, doc_key: u64) -> Result<Option<CodeChunk>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE doc_key = ?1"
-        ))?
-        .query_row([doc_key as i64], chunk_from_row)
-        .optional()?)
-}
-
-/// The indexed content of a chunk.
-pub fn chunk_index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
-    Ok(conn
-        .prepare_cached("SELECT doc_key, content, embedding FROM code_chunks WHERE id = ?1")?
-        .query_row([id], |r| {
-            let blob: Option<Vec<u8>> = r.get(2)?;
-            Ok((
-                r.get::<_, i64>(0)? as u64,
-                r.get(1)?,
-                blob.map(|b| decode(&b)),
-            ))
-        })
-        .optional()?)
-}
-
-/// Catalog facts of every chunk: (doc key, namespace, project, language, indexed_at).
-pub fn chunk_catalog_rows(
-    conn: &Connection,
-    mut each: impl FnMut(u64, String, String, String, Timestamp),
-) -> Result<()> {
-    let mut stmt = conn
-        .prepare("SELECT doc_key, namespace, project_id, language, indexed_at FROM code_chunks")?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        each(
-            r.get::<_, i64>(0)? as u64,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-        );
-    }
-    Ok(())
-}
-
 /// Paths of a project's indexed files.
 pub fn file_paths(conn: &Connection, namespace: &str, project: &str) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(
@@ -260,19 +247,4 @@ pub fn delete_project(conn: &Connection, namespace: &str, project: &str) -> Resu
         .prepare_cached("DELETE FROM projects WHERE namespace = ?1 AND id = ?2")?
         .execute(params![namespace, project])?
         > 0)
-}
-
-/// Chunks ordered by id after `after` (an export cursor).
-pub fn chunk_page(
-    conn: &Connection,
-    namespace: Option<&str>,
-    after: &str,
-    limit: usize,
-) -> Result<Vec<CodeChunk>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
-         ORDER BY id LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![namespace, after, limit as i64], chunk_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

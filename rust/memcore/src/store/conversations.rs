@@ -5,25 +5,71 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::Result;
-use crate::store::IndexRow;
-use crate::store::vectors::{decode, encode};
+use crate::kind::Kind;
+use crate::store::table::{self, CatalogRow, DocumentTable, Table};
+use crate::store::vectors::encode;
 use crate::temporal::{Timestamp, date_label};
 
 const TURN_COLUMNS: &str = "id, namespace, conversation_id, turn_key, turn_index, user_text, \
      agent_text, thread_id, created_at";
 
-fn turn_from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
-    Ok(Turn {
-        id: r.get(0)?,
-        namespace: r.get(1)?,
-        conversation_id: r.get(2)?,
-        turn_key: r.get(3)?,
-        turn_index: r.get(4)?,
-        user_text: r.get(5)?,
-        agent_text: r.get(6)?,
-        thread_id: r.get(7)?,
-        created_at: r.get(8)?,
-    })
+/// The `turns` table.
+#[derive(Debug, Clone, Copy)]
+pub struct Turns;
+
+impl Table for Turns {
+    type Record = Turn;
+    const NAME: &'static str = "turns";
+    const FROM: &'static str = "FROM turns";
+    const COLUMNS: &'static str = TURN_COLUMNS;
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
+        Ok(Turn {
+            id: r.get(0)?,
+            namespace: r.get(1)?,
+            conversation_id: r.get(2)?,
+            turn_key: r.get(3)?,
+            turn_index: r.get(4)?,
+            user_text: r.get(5)?,
+            agent_text: r.get(6)?,
+            thread_id: r.get(7)?,
+            created_at: r.get(8)?,
+        })
+    }
+}
+
+impl DocumentTable for Turns {
+    const KIND: Kind = Kind::UserTurn;
+    const TEXT_COLUMNS: &'static str =
+        "user_text, namespace, conversation_id, turn_index, created_at";
+    const CATALOG_SCAN: &'static str = "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at
+         FROM turns t JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id";
+
+    /// A turn is found by [`turn_search_text`].
+    fn index_text(conn: &Connection, r: &Row<'_>) -> Result<String> {
+        let user_text: String = r.get(1)?;
+        let namespace: String = r.get(2)?;
+        let conversation: String = r.get(3)?;
+        turn_search_text(
+            conn,
+            &namespace,
+            &conversation,
+            r.get(4)?,
+            r.get(5)?,
+            &user_text,
+        )
+    }
+
+    /// A turn is scoped by its conversation and ends when that is archived.
+    fn catalog_row(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
+        Ok(CatalogRow {
+            thread_id: r.get(2)?,
+            scope: Some(r.get(3)?),
+            valid_from: r.get(4)?,
+            valid_end: r.get(5)?,
+            ..CatalogRow::starting(Self::KIND, r)?
+        })
+    }
 }
 
 /// Create the conversation or touch its `updated_at`.
@@ -48,31 +94,20 @@ pub fn turn_by_key(
     conversation: &str,
     key: &str,
 ) -> Result<Option<Turn>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {TURN_COLUMNS} FROM turns
+    let sql = format!(
+        "SELECT {TURN_COLUMNS} FROM turns
              WHERE namespace = ?1 AND conversation_id = ?2 AND turn_key = ?3"
-        ))?
-        .query_row(params![namespace, conversation, key], turn_from_row)
-        .optional()?)
+    );
+    table::one::<Turns>(conn, &sql, params![namespace, conversation, key])
 }
 
 /// A turn by internal id.
 pub fn turn(conn: &Connection, id: &str) -> Result<Option<Turn>> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1"))?
-        .query_row([id], turn_from_row)
-        .optional()?)
-}
-
-/// Turns by document key (search hits).
-pub fn turn_by_doc_key(conn: &Connection, doc_key: u64) -> Result<Option<Turn>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {TURN_COLUMNS} FROM turns WHERE doc_key = ?1"
-        ))?
-        .query_row([doc_key as i64], turn_from_row)
-        .optional()?)
+    table::one::<Turns>(
+        conn,
+        &format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1"),
+        [id],
+    )
 }
 
 /// The next turn index of a conversation.
@@ -119,15 +154,11 @@ pub fn turns_of(
     conversation: &str,
     limit: usize,
 ) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {TURN_COLUMNS} FROM turns WHERE namespace = ?1 AND conversation_id = ?2
          ORDER BY turn_index LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(
-        params![namespace, conversation, limit as i64],
-        turn_from_row,
-    )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    );
+    table::all::<Turns>(conn, &sql, params![namespace, conversation, limit as i64])
 }
 
 /// Earlier turns of the same conversation that a turn's search text includes.
@@ -176,64 +207,6 @@ pub fn turn_vector_text(created_at: Timestamp, user_text: &str) -> String {
     format!("{}\n{user_text}", date_label(created_at))
 }
 
-/// The indexed content of a turn ([`turn_search_text`]) and its vector.
-pub fn turn_index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
-    let row = conn
-        .prepare_cached(
-            "SELECT doc_key, user_text, embedding, namespace, conversation_id, turn_index, \
-             created_at FROM turns WHERE id = ?1",
-        )?
-        .query_row([id], |r| {
-            let blob: Option<Vec<u8>> = r.get(2)?;
-            Ok((
-                r.get::<_, i64>(0)? as u64,
-                r.get::<_, String>(1)?,
-                blob.map(|b| decode(&b)),
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, i64>(5)?,
-                r.get::<_, Timestamp>(6)?,
-            ))
-        })
-        .optional()?;
-    let Some((key, user_text, vector, namespace, conversation, index, at)) = row else {
-        return Ok(None);
-    };
-    let text = turn_search_text(conn, &namespace, &conversation, index, at, &user_text)?;
-    Ok(Some((key, text, vector)))
-}
-
-/// Catalog facts of every turn: (doc key, namespace, thread, conversation,
-/// created_at, archived_at of its conversation).
-pub type TurnCatalogRow = (
-    u64,
-    String,
-    Option<String>,
-    String,
-    Timestamp,
-    Option<Timestamp>,
-);
-
-/// Every turn's catalog facts.
-pub fn turn_catalog_rows(conn: &Connection, mut each: impl FnMut(TurnCatalogRow)) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at
-         FROM turns t JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        each((
-            r.get::<_, i64>(0)? as u64,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-        ));
-    }
-    Ok(())
-}
-
 // -- documents and versions ---------------------------------------------------------
 
 /// The id of a document (hypernode), if known.
@@ -262,30 +235,40 @@ pub fn insert_document(
 const VERSION_COLUMNS: &str = "v.id, v.document_id, d.canonical, v.version, v.content_hash, v.size, \
      v.provenance, v.turn_id, v.created_at, v.content IS NOT NULL";
 
-fn version_from_row(r: &Row<'_>) -> rusqlite::Result<DocVersion> {
-    Ok(DocVersion {
-        id: r.get(0)?,
-        document_id: r.get(1)?,
-        canonical: r.get(2)?,
-        version: r.get(3)?,
-        content_hash: r.get(4)?,
-        size: r.get(5)?,
-        provenance: r.get(6)?,
-        turn_id: r.get(7)?,
-        created_at: r.get(8)?,
-        has_content: r.get(9)?,
-    })
+/// The `doc_versions` table, read with its document's canonical id.
+#[derive(Debug, Clone, Copy)]
+pub struct DocVersions;
+
+impl Table for DocVersions {
+    type Record = DocVersion;
+    const NAME: &'static str = "doc_versions";
+    const FROM: &'static str = "FROM doc_versions v JOIN documents d ON d.id = v.document_id";
+    const COLUMNS: &'static str = VERSION_COLUMNS;
+    const ALIAS: &'static str = "v.";
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<DocVersion> {
+        Ok(DocVersion {
+            id: r.get(0)?,
+            document_id: r.get(1)?,
+            canonical: r.get(2)?,
+            version: r.get(3)?,
+            content_hash: r.get(4)?,
+            size: r.get(5)?,
+            provenance: r.get(6)?,
+            turn_id: r.get(7)?,
+            created_at: r.get(8)?,
+            has_content: r.get(9)?,
+        })
+    }
 }
 
 /// The latest version of a document.
 pub fn latest_version(conn: &Connection, document_id: &str) -> Result<Option<DocVersion>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {VERSION_COLUMNS} FROM doc_versions v JOIN documents d ON d.id = v.document_id
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS} FROM doc_versions v JOIN documents d ON d.id = v.document_id
              WHERE v.document_id = ?1 ORDER BY v.version DESC LIMIT 1"
-        ))?
-        .query_row([document_id], version_from_row)
-        .optional()?)
+    );
+    table::one::<DocVersions>(conn, &sql, [document_id])
 }
 
 /// Insert a version.
@@ -315,12 +298,11 @@ pub fn insert_version(conn: &Connection, v: &DocVersion, content: Option<&str>) 
 
 /// Every version of a document, oldest first.
 pub fn versions_of(conn: &Connection, document_id: &str) -> Result<Vec<DocVersion>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM doc_versions v JOIN documents d ON d.id = v.document_id
          WHERE v.document_id = ?1 ORDER BY v.version"
-    ))?;
-    let rows = stmt.query_map([document_id], version_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    );
+    table::all::<DocVersions>(conn, &sql, [document_id])
 }
 
 /// The stored content of a version, if kept.
@@ -413,7 +395,7 @@ pub fn procedures_of(conn: &Connection, turn_id: &str) -> Result<Vec<Procedure>>
     ))?;
     for p in &mut procedures {
         p.versions = versions
-            .query_map([&p.id], version_from_row)?
+            .query_map([&p.id], DocVersions::from_row)?
             .collect::<rusqlite::Result<_>>()?;
     }
     Ok(procedures)
@@ -512,7 +494,7 @@ pub fn version_touches(conn: &Connection, version_id: &str) -> Result<Vec<(Turn,
             .collect::<Vec<_>>()
             .join(", ")
     ))?;
-    let rows = stmt.query_map([version_id], |r| Ok((turn_from_row(r)?, r.get(9)?)))?;
+    let rows = stmt.query_map([version_id], |r| Ok((Turns::from_row(r)?, r.get(9)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -530,19 +512,4 @@ pub fn mark_hits(
         stmt.execute(params![namespace, c, at])?;
     }
     Ok(())
-}
-
-/// Turns ordered by id after `after` (an export cursor).
-pub fn turn_page(
-    conn: &Connection,
-    namespace: Option<&str>,
-    after: &str,
-    limit: usize,
-) -> Result<Vec<Turn>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {TURN_COLUMNS} FROM turns WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
-         ORDER BY id LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![namespace, after, limit as i64], turn_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

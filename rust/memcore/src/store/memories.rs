@@ -4,10 +4,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::Result;
+use crate::kind::Kind;
 use crate::memory::{Memory, MemoryType, Source};
-use crate::store::IndexRow;
-use crate::store::vectors::{decode, encode};
-use crate::temporal::{Timestamp, ValidAt};
+use crate::store::table::{self, CatalogRow, DocumentTable, Table};
+use crate::store::vectors::encode;
+use crate::temporal::{Timestamp, ValidAt, effective_end};
 
 const COLUMNS: &str = "id, namespace, content, memory_type, source, confidence, importance, \
      metadata, thread_id, user_id, event_time, created_at, updated_at, accessed_at, valid_from, \
@@ -22,33 +23,61 @@ pub struct ListQuery {
     pub valid: ValidAt,
 }
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
-    let memory_type: String = r.get(3)?;
-    let source: String = r.get(4)?;
-    Ok(Memory {
-        id: r.get(0)?,
-        namespace: r.get(1)?,
-        content: r.get(2)?,
-        // Values were validated on the way in; fall back rather than fail a read.
-        memory_type: MemoryType::parse(&memory_type).unwrap_or_default(),
-        source: Source::parse(&source).unwrap_or_default(),
-        confidence: r.get(5)?,
-        importance: r.get(6)?,
-        metadata: r.get(7)?,
-        thread_id: r.get(8)?,
-        user_id: r.get(9)?,
-        event_time: r.get(10)?,
-        created_at: r.get(11)?,
-        updated_at: r.get(12)?,
-        accessed_at: r.get(13)?,
-        valid_from: r.get(14)?,
-        valid_until: r.get(15)?,
-        invalidated_at: r.get(16)?,
-        invalidation_reason: r.get(17)?,
-        supersedes: r.get(18)?,
-        superseded_by: r.get(19)?,
-        expires_at: r.get(20)?,
-    })
+/// The `memories` table.
+#[derive(Debug, Clone, Copy)]
+pub struct Memories;
+
+impl Table for Memories {
+    type Record = Memory;
+    const NAME: &'static str = "memories";
+    const FROM: &'static str = "FROM memories";
+    const COLUMNS: &'static str = COLUMNS;
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
+        let memory_type: String = r.get(3)?;
+        let source: String = r.get(4)?;
+        Ok(Memory {
+            id: r.get(0)?,
+            namespace: r.get(1)?,
+            content: r.get(2)?,
+            // Values were validated on the way in; fall back rather than fail a read.
+            memory_type: MemoryType::parse(&memory_type).unwrap_or_default(),
+            source: Source::parse(&source).unwrap_or_default(),
+            confidence: r.get(5)?,
+            importance: r.get(6)?,
+            metadata: r.get(7)?,
+            thread_id: r.get(8)?,
+            user_id: r.get(9)?,
+            event_time: r.get(10)?,
+            created_at: r.get(11)?,
+            updated_at: r.get(12)?,
+            accessed_at: r.get(13)?,
+            valid_from: r.get(14)?,
+            valid_until: r.get(15)?,
+            invalidated_at: r.get(16)?,
+            invalidation_reason: r.get(17)?,
+            supersedes: r.get(18)?,
+            superseded_by: r.get(19)?,
+            expires_at: r.get(20)?,
+        })
+    }
+}
+
+impl DocumentTable for Memories {
+    const KIND: Kind = Kind::Memory;
+    const CATALOG_SCAN: &'static str = "SELECT doc_key, namespace, thread_id, valid_from, \
+         valid_until, expires_at, superseded_by IS NOT NULL, id FROM memories";
+
+    fn catalog_row(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
+        Ok(CatalogRow {
+            thread_id: r.get(2)?,
+            valid_from: r.get(3)?,
+            valid_end: effective_end(r.get(4)?, r.get(5)?),
+            superseded: r.get(6)?,
+            id: Some(r.get(7)?),
+            ..CatalogRow::starting(Self::KIND, r)?
+        })
+    }
 }
 
 /// Insert a new row.
@@ -140,20 +169,8 @@ pub fn update_content(
 
 /// One memory by id, only if it is in `namespace`.
 pub fn get(conn: &Connection, namespace: &str, id: &str) -> Result<Option<Memory>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE id = ?1 AND namespace = ?2"
-        ))?
-        .query_row(params![id, namespace], from_row)
-        .optional()?)
-}
-
-/// The current document key of a memory.
-pub fn doc_key(conn: &Connection, id: &str) -> Result<Option<i64>> {
-    Ok(conn
-        .prepare_cached("SELECT doc_key FROM memories WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?)
+    let sql = format!("SELECT {COLUMNS} FROM memories WHERE id = ?1 AND namespace = ?2");
+    table::one::<Memories>(conn, &sql, params![id, namespace])
 }
 
 /// Delete a row; returns the document key it held.
@@ -178,7 +195,7 @@ pub fn list(
     q: &ListQuery,
     now: Timestamp,
 ) -> Result<Vec<Memory>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} FROM memories
          WHERE namespace = ?1
            AND (?2 IS NULL OR thread_id = ?2)
@@ -187,8 +204,10 @@ pub fn list(
                                AND (expires_at IS NULL OR expires_at > ?3)))
          ORDER BY created_at DESC, id DESC
          LIMIT ?4 OFFSET ?5"
-    ))?;
-    let rows = stmt.query_map(
+    );
+    table::all::<Memories>(
+        conn,
+        &sql,
         params![
             namespace,
             q.thread_id,
@@ -196,112 +215,14 @@ pub fn list(
             q.limit as i64,
             q.offset as i64
         ],
-        from_row,
-    )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Number of memories in a namespace (every state).
-pub fn count(conn: &Connection, namespace: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT count(*) FROM memories WHERE namespace = ?1")?
-        .query_row([namespace], |r| r.get(0))?)
-}
-
-/// Memories by document key (for search hits). Keys with no row (deleted
-/// since the search) are simply absent.
-pub fn by_doc_keys(conn: &Connection, keys: &[u64]) -> Result<Vec<(u64, Memory)>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, doc_key FROM memories WHERE doc_key = ?1"
-    ))?;
-    let mut out = Vec::with_capacity(keys.len());
-    for &key in keys {
-        let row = stmt
-            .query_row([key as i64], |r| {
-                Ok((r.get::<_, i64>(21)? as u64, from_row(r)?))
-            })
-            .optional()?;
-        out.extend(row);
-    }
-    Ok(out)
-}
-
-/// What the catalog needs about one memory.
-#[derive(Debug, Clone)]
-pub struct CatalogRow {
-    pub id: String,
-    pub doc_key: u64,
-    pub namespace: String,
-    pub thread_id: Option<String>,
-    pub valid_from: Timestamp,
-    pub valid_until: Option<Timestamp>,
-    pub expires_at: Option<Timestamp>,
-    pub superseded: bool,
-}
-
-/// Every memory's catalog facts, for rebuilding the catalog on open.
-pub fn catalog_rows(conn: &Connection, mut each: impl FnMut(CatalogRow)) -> Result<()> {
-    let mut stmt = conn.prepare(&format!("SELECT {CATALOG_COLUMNS} FROM memories"))?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        each(catalog_row_at(r)?);
-    }
-    Ok(())
+    )
 }
 
 /// One memory's catalog facts, if it exists (a read-only follower applying
 /// one logged write).
 pub fn catalog_row(conn: &Connection, id: &str) -> Result<Option<CatalogRow>> {
     Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {CATALOG_COLUMNS} FROM memories WHERE id = ?1"
-        ))?
-        .query_row([id], catalog_row_at)
+        .prepare_cached(&format!("{} WHERE id = ?1", Memories::CATALOG_SCAN))?
+        .query_row([id], Memories::catalog_row)
         .optional()?)
-}
-
-const CATALOG_COLUMNS: &str = "doc_key, namespace, thread_id, valid_from, valid_until, \
-     expires_at, superseded_by IS NOT NULL, id";
-
-fn catalog_row_at(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
-    Ok(CatalogRow {
-        doc_key: r.get::<_, i64>(0)? as u64,
-        namespace: r.get(1)?,
-        thread_id: r.get(2)?,
-        valid_from: r.get(3)?,
-        valid_until: r.get(4)?,
-        expires_at: r.get(5)?,
-        superseded: r.get(6)?,
-        id: r.get(7)?,
-    })
-}
-
-/// The indexed content of a memory: its current key, text and vector.
-pub fn index_doc(conn: &Connection, id: &str) -> Result<Option<IndexRow>> {
-    Ok(conn
-        .prepare_cached("SELECT doc_key, content, embedding FROM memories WHERE id = ?1")?
-        .query_row([id], |r| {
-            let blob: Option<Vec<u8>> = r.get(2)?;
-            Ok((
-                r.get::<_, i64>(0)? as u64,
-                r.get(1)?,
-                blob.map(|b| decode(&b)),
-            ))
-        })
-        .optional()?)
-}
-
-/// Memories ordered by id after `after` (an export cursor), any namespace when None.
-pub fn page(
-    conn: &Connection,
-    namespace: Option<&str>,
-    after: &str,
-    limit: usize,
-) -> Result<Vec<Memory>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM memories WHERE (?1 IS NULL OR namespace = ?1) AND id > ?2
-         ORDER BY id LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![namespace, after, limit as i64], from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

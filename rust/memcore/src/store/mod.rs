@@ -34,6 +34,7 @@ pub mod meta;
 pub mod oplog;
 pub mod relations;
 mod schema;
+pub mod table;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};

@@ -1,30 +1,43 @@
 //! SQL for relations between entities and for memory ↔ entity mentions.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row, params};
 
 use crate::error::Result;
 use crate::knowledge::Relation;
+use crate::store::table::{self, Table};
 
 const COLUMNS: &str = "r.id, r.namespace, r.from_entity, r.to_entity, f.name, t.name, \
      r.relation_type, r.importance, r.thread_id, r.created_at, r.valid_from, r.valid_until";
 const JOIN: &str = "FROM relations r JOIN entities f ON f.id = r.from_entity \
      JOIN entities t ON t.id = r.to_entity";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Relation> {
-    Ok(Relation {
-        id: r.get(0)?,
-        namespace: r.get(1)?,
-        from_entity: r.get(2)?,
-        to_entity: r.get(3)?,
-        from_name: r.get(4)?,
-        to_name: r.get(5)?,
-        relation_type: r.get(6)?,
-        importance: r.get(7)?,
-        thread_id: r.get(8)?,
-        created_at: r.get(9)?,
-        valid_from: r.get(10)?,
-        valid_until: r.get(11)?,
-    })
+/// The `relations` table, read with both entities' names.
+#[derive(Debug, Clone, Copy)]
+pub struct Relations;
+
+impl Table for Relations {
+    type Record = Relation;
+    const NAME: &'static str = "relations";
+    const FROM: &'static str = JOIN;
+    const COLUMNS: &'static str = COLUMNS;
+    const ALIAS: &'static str = "r.";
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Relation> {
+        Ok(Relation {
+            id: r.get(0)?,
+            namespace: r.get(1)?,
+            from_entity: r.get(2)?,
+            to_entity: r.get(3)?,
+            from_name: r.get(4)?,
+            to_name: r.get(5)?,
+            relation_type: r.get(6)?,
+            importance: r.get(7)?,
+            thread_id: r.get(8)?,
+            created_at: r.get(9)?,
+            valid_from: r.get(10)?,
+            valid_until: r.get(11)?,
+        })
+    }
 }
 
 /// Insert a relation unless the same (from, to, type) exists; returns
@@ -59,13 +72,11 @@ pub fn by_triple(
     to: &str,
     relation_type: &str,
 ) -> Result<Option<Relation>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} {JOIN}
+    let sql = format!(
+        "SELECT {COLUMNS} {JOIN}
              WHERE r.from_entity = ?1 AND r.to_entity = ?2 AND r.relation_type = ?3"
-        ))?
-        .query_row(params![from, to, relation_type], from_row)
-        .optional()?)
+    );
+    table::one::<Relations>(conn, &sql, params![from, to, relation_type])
 }
 
 /// Delete a relation by id; returns whether it existed.
@@ -78,28 +89,19 @@ pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
 
 /// Relations touching an entity (either end).
 pub fn of_entity(conn: &Connection, entity_id: &str) -> Result<Vec<Relation>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} {JOIN} WHERE r.from_entity = ?1 OR r.to_entity = ?1
          ORDER BY r.created_at, r.id"
-    ))?;
-    let rows = stmt.query_map([entity_id], from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    );
+    table::all::<Relations>(conn, &sql, [entity_id])
 }
 
 /// Every relation of a namespace (for the in-memory graph and exports).
 pub fn all(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Relation>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let sql = format!(
         "SELECT {COLUMNS} {JOIN} WHERE ?1 IS NULL OR r.namespace = ?1 ORDER BY r.created_at, r.id"
-    ))?;
-    let rows = stmt.query_map([namespace], from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Number of relations in a namespace.
-pub fn count(conn: &Connection, namespace: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT count(*) FROM relations WHERE namespace = ?1")?
-        .query_row([namespace], |r| r.get(0))?)
+    );
+    table::all::<Relations>(conn, &sql, [namespace])
 }
 
 // -- mentions -----------------------------------------------------------------------
@@ -139,12 +141,10 @@ pub fn entities_of_memory(conn: &Connection, memory_id: &str) -> Result<Vec<Stri
 pub fn all_mentions(conn: &Connection, mut each: impl FnMut(&str, &str)) -> Result<()> {
     // No join: the caller maps memory ids to document keys from the scan it
     // made anyway. Joining cost a random row read of `memories` per mention.
-    let mut stmt = conn.prepare("SELECT memory_id, entity_id FROM mentions")?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
+    table::scan(conn, "SELECT memory_id, entity_id FROM mentions", |r| {
         each(text_at(r, 0)?, text_at(r, 1)?);
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The entities one memory mentions.
@@ -157,12 +157,10 @@ pub fn mentions_of(conn: &Connection, memory_id: &str) -> Result<Vec<String>> {
 /// What the graph needs of every relation (no entity names, so no join):
 /// (id, from, to, type, importance, valid_from, valid_until), oldest first.
 pub fn graph_rows(conn: &Connection, mut each: impl FnMut(GraphRelationRow<'_>)) -> Result<()> {
-    let mut stmt = conn.prepare(
+    let sql =
         "SELECT id, from_entity, to_entity, relation_type, importance, valid_from, valid_until
-         FROM relations ORDER BY created_at, id",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
+         FROM relations ORDER BY created_at, id";
+    table::scan(conn, sql, |r| {
         each(GraphRelationRow {
             id: text_at(r, 0)?,
             from: text_at(r, 1)?,
@@ -172,8 +170,8 @@ pub fn graph_rows(conn: &Connection, mut each: impl FnMut(GraphRelationRow<'_>))
             valid_from: r.get(5)?,
             valid_until: r.get(6)?,
         });
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// A text column borrowed from the row (no allocation per value).
@@ -203,21 +201,6 @@ pub fn mentions_in(conn: &Connection, namespace: &str) -> Result<Vec<(String, St
          ORDER BY x.memory_id, x.entity_id",
     )?;
     let rows = stmt.query_map([namespace], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Relations ordered by id after `after` (an export cursor).
-pub fn page(
-    conn: &Connection,
-    namespace: Option<&str>,
-    after: &str,
-    limit: usize,
-) -> Result<Vec<Relation>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} {JOIN} WHERE (?1 IS NULL OR r.namespace = ?1) AND r.id > ?2
-         ORDER BY r.id LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![namespace, after, limit as i64], from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

@@ -61,8 +61,8 @@ class SearchAPI(FacadeBase):
             threshold=floor,
             limit=SIMILAR_CANDIDATES,
         )
-        picked = updated_facts(content, [(raw["content"], cosine) for raw, cosine in rows])
-        return [MemoryRecord.from_core(rows[i][0]) for i in picked[:SIMILAR_LIMIT]]
+        picked = updated_facts(content, [(m.content, cosine) for m, cosine in rows])
+        return [rows[i][0] for i in picked[:SIMILAR_LIMIT]]
 
     def search(
         self,
@@ -90,7 +90,7 @@ class SearchAPI(FacadeBase):
             EmbeddingError: No embedding model, or it is not ready.
         """
         q = self._query_vector(query, vector)
-        rows = self._engine.search_vector(
+        return self._engine.search_vector(
             self._ns(namespace),
             q,
             limit=limit,
@@ -98,7 +98,6 @@ class SearchAPI(FacadeBase):
             as_of=optional_micros(as_of, "as_of"),
             valid_only=not include_invalid,
         )
-        return [SearchHit.from_core(r, "vector") for r in rows]
 
     def search_text(
         self,
@@ -111,7 +110,7 @@ class SearchAPI(FacadeBase):
         namespace: str | None = None,
     ) -> list[SearchHit]:
         """Keyword (BM25) search over memories; works without an embedding model."""
-        rows = self._engine.search_text(
+        return self._engine.search_text(
             self._ns(namespace),
             _query_text(query),
             limit=limit,
@@ -119,7 +118,6 @@ class SearchAPI(FacadeBase):
             as_of=optional_micros(as_of, "as_of"),
             valid_only=not include_invalid,
         )
-        return [SearchHit.from_core(r, "bm25") for r in rows]
 
     def recall(
         self,
@@ -159,7 +157,7 @@ class SearchAPI(FacadeBase):
             q = as_vector(vector)
         elif semantic:
             q = self._optional_query_vector(text)
-        rows = self._engine.recall(
+        return self._engine.recall(
             self._ns(namespace),
             text,
             q,
@@ -170,7 +168,6 @@ class SearchAPI(FacadeBase):
             weights=_weights(weights),
             mode=mode,
         )
-        return [SearchHit.from_core(r, "fused") for r in rows]
 
     def search_memories(
         self,

@@ -10,6 +10,7 @@ mod code;
 mod conversation;
 mod engine;
 mod errors;
+mod export_dicts;
 mod graph;
 mod json;
 mod memories;
@@ -43,6 +44,14 @@ mod _core {
 
     #[pymodule_export]
     use crate::conversation::turn_vector_text;
+
+    // The records the engine returns (records/).
+    #[pymodule_export]
+    use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
+    #[pymodule_export]
+    use crate::records::graph::{
+        EntityHit, EntityRecord, EntityView, ObservationRecord, RelatedEntity, RelationRecord,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -3,14 +3,13 @@
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, run};
-use crate::records::{memory_dict, memory_dicts};
+use crate::records::facts::MemoryRecord;
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
 pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
@@ -23,7 +22,7 @@ pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
 
 #[pymethods]
 impl PyEngine {
-    /// Store a memory; returns it as a dict.
+    /// Store a memory; returns it as stored.
     ///
     /// Args:
     ///     namespace: Isolation boundary.
@@ -56,7 +55,7 @@ impl PyEngine {
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         entities: Option<Vec<String>>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let new = NewMemory {
             namespace,
@@ -75,7 +74,7 @@ impl PyEngine {
             entities: entities.unwrap_or_default(),
         };
         let memory = run(py, &engine, || engine.store_memory(new))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Store many memories in one transaction (all or nothing).
@@ -102,7 +101,7 @@ impl PyEngine {
         metadatas: Option<Vec<Option<String>>>,
         thread_ids: Option<Vec<Option<String>>>,
         user_id: Option<String>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<MemoryRecord>> {
         let engine = self.engine()?;
         let n = contents.len();
         let mut vectors = owned_rows(vectors);
@@ -140,22 +139,17 @@ impl PyEngine {
             })
             .collect();
         let stored = run(py, &engine, || engine.store_memories(batch))?;
-        Ok(memory_dicts(py, &stored)?)
+        Ok(stored.into_iter().map(MemoryRecord::from).collect())
     }
 
     /// One memory by id (records the access time).
     ///
     /// Raises:
     ///     MemoryNotFoundError: No such memory in the namespace.
-    fn get_memory<'py>(
-        &self,
-        py: Python<'py>,
-        namespace: &str,
-        id: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    fn get_memory(&self, py: Python<'_>, namespace: &str, id: &str) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let memory = run(py, &engine, || engine.get_memory(namespace, id))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Update some fields of a memory; a new `content` needs its new `vector`
@@ -180,7 +174,7 @@ impl PyEngine {
         event_time: Option<i64>,
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let patch = MemoryPatch {
             content,
@@ -196,7 +190,7 @@ impl PyEngine {
             embedding: owned_vector(vector),
         };
         let memory = run(py, &engine, || engine.update_memory(namespace, id, patch))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Delete a memory for good.
@@ -210,16 +204,16 @@ impl PyEngine {
     #[pyo3(signature = (namespace, *, limit = 20, offset = 0, thread_id = None, as_of = None,
         valid_only = false))]
     #[allow(clippy::too_many_arguments)]
-    fn list_memories<'py>(
+    fn list_memories(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         limit: usize,
         offset: usize,
         thread_id: Option<String>,
         as_of: Option<i64>,
         valid_only: bool,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<MemoryRecord>> {
         let engine = self.engine()?;
         let query = ListQuery {
             limit,
@@ -228,7 +222,7 @@ impl PyEngine {
             valid: valid_at(as_of, valid_only),
         };
         let memories = run(py, &engine, || engine.list_memories(namespace, &query))?;
-        Ok(memory_dicts(py, &memories)?)
+        Ok(memories.into_iter().map(MemoryRecord::from).collect())
     }
 
     /// Number of memories in a namespace (every state).
@@ -239,30 +233,30 @@ impl PyEngine {
 
     /// Close a memory's validity now; it stays visible to `as_of` reads.
     #[pyo3(signature = (namespace, id, reason = None))]
-    fn invalidate<'py>(
+    fn invalidate(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         id: &str,
         reason: Option<String>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let memory = run(py, &engine, || engine.invalidate(namespace, id, reason))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Mark `old_id` superseded by `new_id`; returns `(old, new)` as updated.
-    fn supersede_memory<'py>(
+    fn supersede_memory(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         old_id: &str,
         new_id: &str,
-    ) -> BindResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    ) -> BindResult<(MemoryRecord, MemoryRecord)> {
         let engine = self.engine()?;
         let (old, new) = run(py, &engine, || {
             engine.supersede_memory(namespace, old_id, new_id)
         })?;
-        Ok((memory_dict(py, &old)?, memory_dict(py, &new)?))
+        Ok((MemoryRecord::from(old), MemoryRecord::from(new)))
     }
 }

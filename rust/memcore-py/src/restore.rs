@@ -14,7 +14,7 @@ use memcore::{Memory, MemoryType, Source};
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
-use crate::records::{entity_dict, memory_dict, observation_dict, relation_dict};
+use crate::export_dicts::{entity_dict, memory_dict, observation_dict, relation_dict};
 
 fn with_vector<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, v: Option<&Vec<f32>>) -> PyResult<()> {
     if let Some(v) = v {

@@ -1,14 +1,15 @@
-//! Core records to plain Python dicts. Timestamps stay integer microseconds;
-//! the Python facade turns them into datetimes.
+//! Core records as the plain dicts of an export page (`restore.rs`): every
+//! field, times as integer microseconds, so an import can replay them exactly.
+//! The API returns native records instead (`records/`).
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use memcore::Memory;
 use memcore::knowledge::{Entity, Observation, Relation};
-use memcore::{Memory, Scores};
 
-/// A memory as a dict with the public field names (docs/guide.md, "The records").
+/// A memory as an export dict, in the public field names (docs/guide.md, "The records").
 ///
 /// Keys are interned Python strings: a search or a bulk ingest builds
 /// thousands of these dicts, and a fresh key string per field (decoded,
@@ -36,21 +37,6 @@ pub fn memory_dict<'py>(py: Python<'py>, m: &Memory) -> PyResult<Bound<'py, PyDi
     d.set_item(intern!(py, "supersedes"), &m.supersedes)?;
     d.set_item(intern!(py, "superseded_by"), &m.superseded_by)?;
     d.set_item(intern!(py, "expires_at"), m.expires_at)?;
-    Ok(d)
-}
-
-/// A list of memories as a list of dicts.
-pub fn memory_dicts<'py>(py: Python<'py>, ms: &[Memory]) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    ms.iter().map(|m| memory_dict(py, m)).collect()
-}
-
-/// Per-signal scores as a dict.
-pub fn scores_dict<'py>(py: Python<'py>, s: &Scores) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item(intern!(py, "vector"), s.vector)?;
-    d.set_item(intern!(py, "bm25"), s.bm25)?;
-    d.set_item(intern!(py, "ppr"), s.ppr)?;
-    d.set_item(intern!(py, "fused"), s.fused)?;
     Ok(d)
 }
 

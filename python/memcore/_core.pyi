@@ -555,7 +555,11 @@ class Engine:
         expires_at: int | None = None,
         vector: _Vector | None = None,
         entities: list[str] | None = None,
-    ) -> MemoryRecord: ...
+        similar_threshold: float | None = None,
+        similar_limit: int = 5,
+    ) -> tuple[MemoryRecord, list[tuple[MemoryRecord, float]]]:
+        """Store a memory; with a vector and `similar_threshold`, also the valid memories at
+        least that cosine-similar to it (itself excluded), most similar first."""
     def store_memories(
         self,
         namespace: str,

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from memcore._facade.base import VectorLike, check_text_size
-from memcore._facade.search import SearchAPI, action_for
+from memcore._facade.search import (
+    SIMILAR_CANDIDATES,
+    SearchAPI,
+    action_for,
+    similar_to_update,
+)
+from memcore._facade.updates import candidate_floor
 from memcore._time import TimeLike, optional_micros, to_micros
 from memcore.errors import invalid
 from memcore.records.facts import MemoryRecord, StoreResult, SupersedeResult
@@ -108,7 +114,9 @@ class FactsAPI(SearchAPI):
         check_text_size("content", content, _SPLIT_ADVICE)
         ns = self._ns(namespace)
         passage_vector = self._passage_vector(content, vector) if content.strip() else None
-        created = self._engine.store_memory(
+        # Candidates for the update rule come back with the new memory: one crossing.
+        floor = None if passage_vector is None else candidate_floor(content)
+        created, candidates = self._engine.store_memory(
             ns,
             content,
             memory_type=memory_type,
@@ -123,10 +131,12 @@ class FactsAPI(SearchAPI):
             expires_at=_expiry(ttl, expires_at),
             vector=passage_vector,
             entities=_names(entities),
+            similar_threshold=floor,
+            similar_limit=SIMILAR_CANDIDATES,
         )
         if passage_vector is None:
             return StoreResult(created=created)
-        similar = self._similar(created.id, ns, passage_vector, content)
+        similar = similar_to_update(content, candidates)
         return StoreResult(
             created=created, similar=similar, action_required=action_for(created.id, similar)
         )

@@ -4,6 +4,7 @@
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
+use memcore::engine::SimilarQuery;
 use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
 
 use crate::arrays::{owned_rows, owned_vector};
@@ -22,7 +23,8 @@ pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
 
 #[pymethods]
 impl PyEngine {
-    /// Store a memory; returns it as stored.
+    /// Store a memory; returns it as stored, and the valid memories it may
+    /// update (one call, one conversion: the facade's `store_memory` needs both).
     ///
     /// Args:
     ///     namespace: Isolation boundary.
@@ -30,13 +32,20 @@ impl PyEngine {
     ///     vector: Its embedding (float32, 1-D), or None for a text-only memory.
     ///     metadata: JSON text.
     ///     event_time, valid_from, expires_at: Microseconds since the epoch.
+    ///     similar_threshold: With a vector, also return the valid memories at least
+    ///         this cosine-similar to the new one (itself excluded); None for none.
+    ///     similar_limit: At most this many of them.
+    ///
+    /// Returns:
+    ///     `(memory, [(similar memory, cosine), ...])`, most similar first.
     ///
     /// Raises:
     ///     InvalidParameterError: A value is out of range or malformed.
     ///     PayloadTooLargeError: Content or metadata is over the size limit.
     #[pyo3(signature = (namespace, content, *, memory_type = "semantic", source = "extracted",
         confidence = 1.0, importance = 0.5, metadata = None, thread_id = None, user_id = None,
-        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None))]
+        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None,
+        similar_threshold = None, similar_limit = 5))]
     #[allow(clippy::too_many_arguments)]
     fn store_memory<'py>(
         &self,
@@ -55,7 +64,9 @@ impl PyEngine {
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         entities: Option<Vec<String>>,
-    ) -> BindResult<MemoryRecord> {
+        similar_threshold: Option<f32>,
+        similar_limit: usize,
+    ) -> BindResult<(MemoryRecord, Vec<(MemoryRecord, f32)>)> {
         let engine = self.engine()?;
         let new = NewMemory {
             namespace,
@@ -73,8 +84,18 @@ impl PyEngine {
             embedding: owned_vector(vector),
             entities: entities.unwrap_or_default(),
         };
-        let memory = run(py, &engine, || engine.store_memory(new))?;
-        Ok(MemoryRecord::from(memory))
+        let similar = similar_threshold.map(|threshold| SimilarQuery {
+            threshold,
+            limit: similar_limit,
+        });
+        let (memory, found) = run(py, &engine, || {
+            engine.store_memory_with_similar(new, similar)
+        })?;
+        let found = found
+            .into_iter()
+            .map(|(m, cosine)| (MemoryRecord::from(m), cosine))
+            .collect();
+        Ok((MemoryRecord::from(memory), found))
     }
 
     /// Store many memories in one transaction (all or nothing).

@@ -24,6 +24,7 @@ mod recovery;
 mod reset;
 mod restore;
 mod search;
+mod store_similar;
 mod upkeep;
 
 use std::path::Path;
@@ -59,6 +60,7 @@ pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
 pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, SearchQuery};
+pub use store_similar::SimilarQuery;
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 
 /// Tables whose records carry generated ids (`prefix_` + 26-char body).

@@ -15,42 +15,17 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from memcore._core import (
-    CompactReport,
-    EntityHit,
-    EntityRecord,
-    EntityView,
-    IndexHealth,
-    MemoryRecord,
-    ObservationRecord,
-    RelatedEntity,
-    RelationRecord,
-    Scores,
-    SearchHit,
-)
+from memcore._core import CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit
 from memcore._time import iso
-
-#: The native record classes: `to_dict()` of their own, no dataclass fields.
-NATIVE_RECORDS = (
-    CompactReport,
-    EntityHit,
-    EntityRecord,
-    EntityView,
-    IndexHealth,
-    MemoryRecord,
-    ObservationRecord,
-    RelatedEntity,
-    RelationRecord,
-    Scores,
-    SearchHit,
-)
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return iso(value)
-    if isinstance(value, (Record, *NATIVE_RECORDS)):
-        return value.to_dict()
+    # A record, dataclass or native (whose classes share no base): its own `to_dict()`.
+    to_dict = getattr(value, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

@@ -2,6 +2,7 @@
 //! facade shows them: aware UTC datetimes (the values `memcore._time.from_micros`
 //! gives) and ISO 8601 text with a `Z` (what `memcore._time.iso` writes).
 
+use memcore::temporal::civil_date;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -22,21 +23,10 @@ struct Civil {
 
 /// The calendar date and time of `micros` (proleptic Gregorian, UTC).
 fn civil(micros: i64) -> Civil {
-    let days = micros.div_euclid(MICROS_PER_DAY);
+    let (year, month, day) = civil_date(micros.div_euclid(MICROS_PER_DAY));
     let rem = micros.rem_euclid(MICROS_PER_DAY);
-    // Days since 1970-01-01 to a date, by 400-year eras (H. Hinnant's
-    // `civil_from_days`, exact over the whole i64 day range used here).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
     let secs = rem / 1_000_000;
-    // Each value below is bounded by its unit (day < 32, hour < 24, …).
+    // Each value below is bounded by its unit (month < 13, hour < 24, …).
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Civil {
         year,

@@ -10,7 +10,6 @@ mod code;
 mod conversation;
 mod engine;
 mod errors;
-mod export_dicts;
 mod graph;
 mod json;
 mod memories;

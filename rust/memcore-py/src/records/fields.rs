@@ -1,6 +1,7 @@
 //! How each kind of field of a record becomes a Python value (`to_py`), a
-//! JSON-ready value for `to_dict()` (`to_plain`), and how it is read back from
-//! Python (`from_py`, for the constructor that pickling and copying call).
+//! JSON-ready value for `to_dict()` (`to_plain`), its stored form for an export
+//! page (`to_raw`), and how it is read back from Python (`from_py`, for the
+//! constructor that pickling and copying call).
 
 use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::True;
@@ -27,6 +28,12 @@ pub trait Field: Sized {
     /// The value in `to_dict()`: the attribute's value unless it has a
     /// JSON-ready form of its own (times as ISO text, records as dicts).
     fn to_plain(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.to_py(py)
+    }
+
+    /// The value in an export page: as stored (times in integer microseconds,
+    /// metadata as its JSON text), so an import replays it exactly.
+    fn to_raw(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.to_py(py)
     }
 
@@ -75,6 +82,13 @@ impl<T: Field> Field for Option<T> {
         }
     }
 
+    fn to_raw(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self {
+            Some(v) => v.to_raw(py),
+            None => Ok(py.None()),
+        }
+    }
+
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
         if value.is_none() {
             Ok(None)
@@ -95,6 +109,10 @@ impl Field for Stamp {
 
     fn to_plain(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         time::iso(self.0).into_py_any(py)
+    }
+
+    fn to_raw(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.0.into_py_any(py)
     }
 
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
@@ -144,6 +162,18 @@ impl Field for Json {
         self.value
             .get_or_try_init(py, || self.parse(py))
             .map(|v| v.clone_ref(py))
+    }
+
+    fn to_raw(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        match &self.text {
+            Some(text) => text.into_py_any(py),
+            None => DUMPS
+                .get_or_try_init(py, || {
+                    py.import("json")?.getattr("dumps").map(Bound::unbind)
+                })?
+                .call1(py, (self.to_py(py)?,)),
+        }
     }
 
     /// A fresh copy: `to_dict()` output is the caller's to change.

@@ -77,6 +77,23 @@ macro_rules! record {
         }
 
         impl $name {
+            /// The record as a dict of an export page: every field as stored (`to_raw`),
+            /// under its `to_dict()` key.
+            #[allow(dead_code)] // only the records an export page holds use it
+            pub fn raw_dict<'py>(
+                &self,
+                py: pyo3::Python<'py>,
+            ) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::types::PyDict>> {
+                let out = pyo3::types::PyDict::new(py);
+                $(
+                    out.set_item(
+                        pyo3::intern!(py, $crate::records::field_key!($field $(, $key)?)),
+                        $crate::records::Field::to_raw(&self.$field, py)?,
+                    )?;
+                )+
+                Ok(out)
+            }
+
             /// Every field as its Python value, in declaration order.
             fn values<'py>(
                 &self,

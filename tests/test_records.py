@@ -256,3 +256,22 @@ def test_graph_records_keep_their_shapes(mem: memcore.Memory) -> None:
     related = mem.get_related("Alice", depth=1, direction="out")[0]
     assert related.name == "Bob" and related.via == relation
     assert tuple(related.to_dict())[-3:] == ("depth", "via", "parent")
+
+
+def test_a_graph_page_is_native_and_knows_where_the_next_one_starts(
+    mem: memcore.Memory,
+) -> None:
+    mem.create_entities([{"name": f"E{i}", "entityType": "Thing"} for i in range(3)])
+    first = mem.read_graph(limit=2)
+    assert isinstance(first, memcore.GraphPage)
+    assert (first.offset, first.next_offset, first.total_entities) == (0, 2, 3)
+    last = mem.read_graph(limit=2, offset=first.next_offset or 0, summary=True)
+    assert (last.offset, last.next_offset, last.summary) == (2, None, True)
+    out = first.to_dict()
+    assert tuple(out) == first.__match_args__
+    assert out["entities"] == [v.to_dict() for v in first.entities]
+    assert pickle.loads(pickle.dumps(first)) == first
+    view = mem.open_nodes(["E0", "E2"])
+    assert isinstance(view, memcore.GraphView)
+    assert sorted(v.name for v in view.entities) == ["E0", "E2"]
+    assert view.to_dict() == {"entities": [v.to_dict() for v in view.entities], "relations": []}

@@ -20,6 +20,8 @@ __all__ = [
     "EntityHit",
     "EntityRecord",
     "EntityView",
+    "GraphPage",
+    "GraphView",
     "IndexHealth",
     "InvalidParameterError",
     "MemcoreError",
@@ -489,6 +491,54 @@ class PayloadTooLargeError(MemcoreError):
     """A request exceeds a size limit."""
 
 @final
+class GraphView:
+    """Entities and the relations among them (`open_nodes`)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(cls, entities: list[EntityView], relations: list[RelationRecord]) -> GraphView: ...
+    @property
+    def entities(self) -> list[EntityView]: ...
+    @property
+    def relations(self) -> list[RelationRecord]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[GraphView], tuple[Any, ...]]: ...
+
+@final
+class GraphPage:
+    """A page of `read_graph`: entities oldest first, the relations among them, the
+    namespace's totals, and the offset of the next page (None on the last one)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entities: list[EntityView],
+        relations: list[RelationRecord],
+        total_entities: int,
+        total_relations: int,
+        offset: int,
+        next_offset: int | None,
+        summary: bool,
+    ) -> GraphPage: ...
+    @property
+    def entities(self) -> list[EntityView]: ...
+    @property
+    def relations(self) -> list[RelationRecord]: ...
+    @property
+    def total_entities(self) -> int: ...
+    @property
+    def total_relations(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def next_offset(self) -> int | None: ...
+    @property
+    def summary(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[GraphPage], tuple[Any, ...]]: ...
+
+@final
 class Engine:
     """An open memcore data directory. Thread-safe; calls release the GIL."""
 
@@ -709,14 +759,10 @@ class Engine:
     def delete_observations(self, namespace: str, entity: str, which: list[str]) -> int: ...
     def delete_relations(self, namespace: str, relations: list[tuple[str, str, str]]) -> int: ...
     def get_entity(self, namespace: str, name: str) -> EntityView: ...
-    def open_nodes(
-        self, namespace: str, names: list[str]
-    ) -> tuple[list[EntityView], list[RelationRecord]]: ...
+    def open_nodes(self, namespace: str, names: list[str]) -> GraphView: ...
     def read_graph(
         self, namespace: str, *, limit: int = 50, offset: int = 0, summary: bool = False
-    ) -> dict[str, Any]:
-        """`{entities: [EntityView], relations: [RelationRecord], total_entities,
-        total_relations}`."""
+    ) -> GraphPage: ...
     def query_nodes(
         self,
         namespace: str,

@@ -3,7 +3,7 @@ Personalized PageRank, analytics, communities and the rustworkx escape hatch.
 
 Every rule lives in the core; this layer checks argument shapes, embeds entity texts and
 observations (one batch per call), and composes the results the core does not return as
-records of its own (a page, a path, the analytics).
+records of its own (a path, the analytics).
 """
 
 from __future__ import annotations
@@ -280,8 +280,7 @@ class GraphAPI(SearchAPI):
 
     def open_nodes(self, names: Sequence[str], *, namespace: str | None = None) -> GraphView:
         """Entities by name (unknown names skipped) and the relations among them."""
-        views, relations = self._engine.open_nodes(self._ns(namespace), _strings("names", names))
-        return GraphView(entities=views, relations=relations)
+        return self._engine.open_nodes(self._ns(namespace), _strings("names", names))
 
     def read_graph(
         self,
@@ -301,10 +300,9 @@ class GraphAPI(SearchAPI):
             namespace: Override the instance's namespace.
         """
         offset = _count("offset", offset, minimum=0)
-        raw = self._engine.read_graph(
+        return self._engine.read_graph(
             self._ns(namespace), limit=_count("limit", limit), offset=offset, summary=summary
         )
-        return GraphPage.from_core(raw, offset, summary)
 
     def search_nodes(
         self,

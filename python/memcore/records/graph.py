@@ -2,11 +2,10 @@
 times, no embeddings).
 
 What the engine returns as is (`EntityRecord`, `ObservationRecord`, `RelationRecord`,
-`EntityView`, `EntityHit`, `RelatedEntity`) are native classes defined in
-`rust/memcore-py/src/records/graph.rs`. The rest stay frozen dataclasses holding them,
-because the facade composes them: a page's `next_offset`, a path's entity names, the
-analytics' camelCase rows, the save outcome's contract shape, the rankings and communities
-computed in Python.
+`EntityView`, `EntityHit`, `RelatedEntity`, `GraphView`, `GraphPage`) are native classes
+defined in `rust/memcore-py/src/records/graph.rs`. The rest stay frozen dataclasses holding
+them, because the facade composes them: a path's entity names, the analytics' camelCase
+rows, the save outcome's contract shape, the rankings and communities computed in Python.
 """
 
 from __future__ import annotations
@@ -19,49 +18,14 @@ from memcore._core import (
     EntityHit,
     EntityRecord,
     EntityView,
+    GraphPage,
+    GraphView,
     ObservationRecord,
     RelatedEntity,
     RelationRecord,
 )
 from memcore._time import from_micros
 from memcore.records.facts import Record
-
-
-@dataclass(frozen=True, slots=True)
-class GraphView(Record):
-    """Entities and the relations among them (`open_nodes`)."""
-
-    entities: list[EntityView]
-    relations: list[RelationRecord]
-
-
-@dataclass(frozen=True, slots=True)
-class GraphPage(Record):
-    """A page of `read_graph`: entities oldest first, the relations among them, the
-    namespace's totals, and the offset of the next page (None on the last one)."""
-
-    entities: list[EntityView]
-    relations: list[RelationRecord]
-    total_entities: int
-    total_relations: int
-    offset: int
-    next_offset: int | None
-    summary: bool
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any], offset: int, summary: bool) -> GraphPage:
-        """Build from a native read_graph page."""
-        entities: list[EntityView] = raw["entities"]
-        end = offset + len(entities)
-        return cls(
-            entities=entities,
-            relations=raw["relations"],
-            total_entities=raw["total_entities"],
-            total_relations=raw["total_relations"],
-            offset=offset,
-            next_offset=end if entities and end < raw["total_entities"] else None,
-            summary=summary,
-        )
 
 
 @dataclass(frozen=True, slots=True)

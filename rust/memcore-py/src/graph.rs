@@ -1,7 +1,7 @@
 //! Knowledge-graph operations on `Engine`. Requests arrive as plain dicts in
-//! the `save_memory` contract's field names; entities, observations, relations
-//! and views leave as native records (`records/graph.rs`), the save outcome,
-//! a graph page and the analytics as dicts the facade composes its results from.
+//! the `save_memory` contract's field names; entities, observations, relations,
+//! views and pages leave as native records (`records/graph.rs`), the save
+//! outcome and the analytics as dicts the facade composes its results from.
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -18,7 +18,8 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::memories::valid_at;
 use crate::records::graph::{
-    EntityHit, EntityRecord, EntityView, ObservationRecord, RelatedEntity, RelationRecord,
+    EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord, RelatedEntity,
+    RelationRecord,
 };
 
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
@@ -363,32 +364,27 @@ impl PyEngine {
         py: Python<'_>,
         namespace: &str,
         names: Vec<String>,
-    ) -> BindResult<(Vec<EntityView>, Vec<RelationRecord>)> {
+    ) -> BindResult<GraphView> {
         let engine = self.engine()?;
-        let (found, among) = run(py, &engine, || engine.open_nodes(namespace, &names))?;
-        Ok((view_records(py, found)?, relation_records(among)))
+        let found = run(py, &engine, || engine.open_nodes(namespace, &names))?;
+        Ok(GraphView::from_core(py, found)?)
     }
 
     /// A page of the graph; `summary` leaves observations out (counts only).
     #[pyo3(signature = (namespace, *, limit = 50, offset = 0, summary = false))]
-    fn read_graph<'py>(
+    fn read_graph(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         limit: usize,
         offset: usize,
         summary: bool,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<GraphPage> {
         let engine = self.engine()?;
         let page = run(py, &engine, || {
             engine.read_graph(namespace, limit, offset, summary)
         })?;
-        let d = PyDict::new(py);
-        d.set_item("entities", view_records(py, page.entities)?)?;
-        d.set_item("relations", relation_records(page.relations))?;
-        d.set_item("total_entities", page.total_entities)?;
-        d.set_item("total_relations", page.total_relations)?;
-        Ok(d)
+        Ok(GraphPage::from_core(py, page, offset, summary)?)
     }
 
     /// Entities filtered by type, minimum importance and thread, most important first.

@@ -49,7 +49,8 @@ mod _core {
     use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
     #[pymodule_export]
     use crate::records::graph::{
-        EntityHit, EntityRecord, EntityView, ObservationRecord, RelatedEntity, RelationRecord,
+        EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
+        RelatedEntity, RelationRecord,
     };
 
     #[pymodule_init]

@@ -319,9 +319,18 @@ where
         I: IntoIterator<Item = T>,
         T: Into<pyo3::PyClassInitializer<T>>,
     {
+        Self::try_new(py, items.into_iter().map(Ok))
+    }
+
+    /// The records, each made by a conversion that may fail, as a new Python list.
+    pub fn try_new<I>(py: Python<'_>, items: I) -> PyResult<Self>
+    where
+        I: IntoIterator<Item = PyResult<T>>,
+        T: Into<pyo3::PyClassInitializer<T>>,
+    {
         let list = PyList::empty(py);
         for item in items {
-            list.append(Bound::new(py, item)?)?;
+            list.append(Bound::new(py, item?)?)?;
         }
         Ok(Self(list.unbind(), std::marker::PhantomData))
     }

@@ -1,11 +1,13 @@
 //! The knowledge graph: `EntityRecord`, `ObservationRecord`, `RelationRecord`,
 //! and what the core returns around them (`EntityView`, `EntityHit`,
-//! `RelatedEntity`).
+//! `RelatedEntity`, `GraphView`, `GraphPage`).
 
 use pyo3::prelude::*;
 
 use memcore::Scores as CoreScores;
-use memcore::engine::{EntityView as CoreView, RelatedEntity as CoreRelated};
+use memcore::engine::{
+    EntityView as CoreView, GraphPage as CorePage, RelatedEntity as CoreRelated,
+};
 use memcore::knowledge::{Entity, Observation, Relation};
 
 use super::facts::Scores;
@@ -224,5 +226,70 @@ impl RelatedEntity {
     #[getter]
     fn name(&self) -> String {
         self.entity.0.get().name.clone()
+    }
+}
+
+record! {
+    /// Entities and the relations among them (`open_nodes`).
+    GraphView {
+        entities: Records<EntityView>,
+        relations: Records<RelationRecord>,
+    }
+}
+
+impl GraphView {
+    pub fn from_core(
+        py: Python<'_>,
+        (views, relations): (Vec<CoreView>, Vec<Relation>),
+    ) -> PyResult<Self> {
+        Ok(Self {
+            entities: Records::try_new(
+                py,
+                views.into_iter().map(|v| EntityView::from_core(py, v)),
+            )?,
+            relations: Records::new(py, relations.into_iter().map(RelationRecord::from))?,
+        })
+    }
+}
+
+record! {
+    /// A page of `read_graph`: entities oldest first, the relations among them, the
+    /// namespace's totals, and the offset of the next page (None on the last one).
+    GraphPage {
+        entities: Records<EntityView>,
+        relations: Records<RelationRecord>,
+        total_entities: i64,
+        total_relations: i64,
+        offset: usize,
+        next_offset: Option<usize>,
+        summary: bool,
+    }
+}
+
+impl GraphPage {
+    /// The page the core read from `offset`, with `summary` as asked.
+    pub fn from_core(
+        py: Python<'_>,
+        page: CorePage,
+        offset: usize,
+        summary: bool,
+    ) -> PyResult<Self> {
+        let end = offset + page.entities.len();
+        let more = i64::try_from(end).is_ok_and(|end| end < page.total_entities);
+        let next_offset = (!page.entities.is_empty() && more).then_some(end);
+        Ok(Self {
+            entities: Records::try_new(
+                py,
+                page.entities
+                    .into_iter()
+                    .map(|v| EntityView::from_core(py, v)),
+            )?,
+            relations: Records::new(py, page.relations.into_iter().map(RelationRecord::from))?,
+            total_entities: page.total_entities,
+            total_relations: page.total_relations,
+            offset,
+            next_offset,
+            summary,
+        })
     }
 }

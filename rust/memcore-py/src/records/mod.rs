@@ -6,9 +6,10 @@
 //! datetime up front was most of what returning them cost. The [`record!`]
 //! macro declares a class once from its field list: the getters, a constructor
 //! taking every field (which is also how a record is unpickled and copied),
-//! `to_dict()` (JSON-ready: ISO 8601 times), equality, `repr` and `__reduce__`.
-//! How one field becomes a Python value and a JSON-ready value is decided in
-//! one place, its [`Field`] implementation in `fields.rs`.
+//! `to_dict()` (JSON-ready: ISO 8601 times), equality, `repr`, `__reduce__`, and
+//! the export page's dict (`raw_dict`, as stored). How one field becomes a
+//! Python value, a JSON-ready value and a stored value is decided in one place,
+//! its [`Field`] implementation in `fields.rs`.
 
 pub mod facts;
 mod fields;
@@ -42,8 +43,8 @@ pub(crate) use field_key;
 /// type implements [`Field`]; the class gets a getter per field, a constructor
 /// taking the fields in order (positional or by name, as a dataclass's),
 /// `__match_args__` (the field names), `to_dict()`, `__eq__` (same class, equal
-/// fields), `__hash__`, `__repr__` and
-/// `__reduce__` (so pickle, `copy.copy` and `copy.deepcopy` work).
+/// fields), `__hash__`, `__repr__`, `__reduce__` (so pickle, `copy.copy` and
+/// `copy.deepcopy` work), and `raw_dict()` for export pages.
 macro_rules! record {
     (
         $(#[doc = $doc:literal])*

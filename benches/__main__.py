@@ -42,6 +42,7 @@ AREAS: dict[str, str] = {
     "index_project": "benches.bench_code",
     "conversation": "benches.bench_conversation",
     "cli": "benches.bench_cli",
+    "records": "benches.bench_records",
 }
 ALL_PEERS = (*REGISTRY, "igraph")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

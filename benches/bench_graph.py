@@ -298,7 +298,7 @@ def bench_recall(
         return mem.recall(texts[j], 10, vector=queries[j])
 
     hits = [core(i) for i in range(50)]
-    ok = all(len(h) == 10 for h in hits) and any(any(x["scores"]["ppr"] for x in h) for h in hits)
+    ok = all(len(h) == 10 for h in hits) and any(any(x.scores.ppr for x in h) for h in hits)
     note = f"{plan.memories:,} memories, {plan.entities:,} entities, k=10, vector given"
     records = [
         latency(

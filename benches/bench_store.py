@@ -82,9 +82,9 @@ def _memcore(
 
     def store_then_search(_i: int) -> None:
         text, vector = fresh.take()
-        new = engine.store_memory(NAMESPACE, text, vector=vector)
+        new, _ = engine.store_memory(NAMESPACE, text, vector=vector)
         top = engine.search_vector(NAMESPACE, vector, limit=1)
-        found.append((new["id"], top[0]["id"] if top else ""))
+        found.append((new.id, top[0].memory.id if top else ""))
 
     group = f"store.{durability}"
     out = [

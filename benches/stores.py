@@ -27,7 +27,7 @@ def settle(mem: Memory) -> None:
     deadline = time.perf_counter() + SETTLE_TIMEOUT_S
     while True:
         status = mem._engine.index_status()
-        if status["vectors_pending"] == 0 and status["text_pending"] == 0:
+        if status.vectors_pending == 0 and status.text_pending == 0:
             return
         if time.perf_counter() > deadline:
             raise RuntimeError(f"indexer did not settle: {status}")

@@ -82,10 +82,10 @@ def test_every_record_type_round_trips(tmp_path: Path) -> None:
     assert target.restore(records) == {"restored": len(records), "skipped": 0}
     assert _dump(target) == records
     # Restored records are searchable and linked like the originals.
-    assert [h["content"] for h in target.search_text("default", "tea")] == ["User likes tea"]
-    assert [r["name"] for r in target.get_related("default", "Alice")] == ["Bob"]
+    assert [h.memory.content for h in target.search_text("default", "tea")] == ["User likes tea"]
+    assert [r.name for r in target.get_related("default", "Alice")] == ["Bob"]
     hits = target.search_vector("default", np.ones(4, dtype=np.float32), limit=1)
-    assert hits[0]["content"] == "User likes tea"
+    assert hits[0].memory.content == "User likes tea"
     assert target.search_code("default", "f", project_id="proj")[0]["file_path"] == "a.py"
     assert target.get_turn("default", "c1", "t1")["procedures"][0]["tool"] == "EDIT"
 

@@ -168,7 +168,7 @@ def test_index_folder_deleted_is_rebuilt(data_dir: Path) -> None:
             assert [h.memory.id for h in mem.search(vector=unit(i), limit=1)] == [mem_id]
         mem._engine.flush()
         status = mem._engine.index_status()
-        assert status["vectors"] == 30 and status["text_documents"] == 30
+        assert status.vectors == 30 and status.text_documents == 30
 
 
 def test_expired_memories_leave_search(mem: memcore.Memory) -> None:

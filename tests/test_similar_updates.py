@@ -115,3 +115,23 @@ def test_a_change_cue_names_only_the_closest_fact_about_the_subject() -> None:
     assert updated_facts("User likes Austin", [("User likes Austin a lot", 0.93)]) == [0]
     # An addition never replaces anything, however close.
     assert updated_facts("User also lives in Austin", [("User lives in Seattle", 0.9)]) == []
+
+
+def test_the_engine_stores_and_finds_the_candidates_in_one_call(mem: memcore.Memory) -> None:
+    """`Memory.store_memory` crosses into the core once: the engine's store returns the
+    new memory with the candidates (and their cosines) that the update rule reads."""
+    engine = mem._engine
+    base = unit(8, 16)
+    old, _ = engine.store_memory(mem.namespace, "User lives in Seattle", vector=base)
+    new, candidates = engine.store_memory(
+        mem.namespace,
+        "User lives in Seattle now",
+        vector=base + unit(9, 16) * 0.1,
+        similar_threshold=0.5,
+        similar_limit=5,
+    )
+    assert isinstance(new, memcore.MemoryRecord)
+    assert [(m.id, m.content) for m, _ in candidates] == [(old.id, "User lives in Seattle")]
+    assert 0.9 < candidates[0][1] <= 1.0
+    _, none = engine.store_memory(mem.namespace, "no threshold", vector=base)
+    assert none == []

@@ -92,7 +92,7 @@ def flags(mem: Memory, pairs: list[Pair]) -> list[Outcome]:
                 flagged=old.id in ids and old.id in hint,
                 first=f'supersede_memory("{old.id}", "{result.id}")' in hint,
                 others=len(ids) - (old.id in ids),
-                by_cosine=any(raw["id"] == old.id for raw, _ in near),
+                by_cosine=any(m.id == old.id for m, _ in near),
             )
         )
         mem.delete_memory(result.id)

@@ -1,7 +1,8 @@
-"""Type stubs of the native core (`rust/memcore-py`). Timestamps are integer
-microseconds since the Unix epoch (UTC); records are plain dicts that the
-facade turns into dataclasses."""
+"""Type stubs of the native core (`rust/memcore-py`). Arguments take timestamps as
+integer microseconds since the Unix epoch (UTC); the records the engine returns
+(`rust/memcore-py/src/records/`) show them as aware UTC datetimes."""
 
+from datetime import datetime
 from os import PathLike
 from typing import Any, ClassVar, final
 
@@ -15,15 +16,28 @@ __all__ = [
     "MAX_ARGS_BYTES",
     "MAX_TEXT_BYTES",
     "SCHEMA_VERSION",
+    "CompactReport",
     "DimensionMismatchError",
     "EmbeddingError",
     "Engine",
+    "EntityHit",
+    "EntityRecord",
+    "EntityView",
+    "GraphPage",
+    "GraphView",
+    "IndexHealth",
     "InvalidParameterError",
     "MemcoreError",
     "MemoryNotFoundError",
+    "MemoryRecord",
     "NotFoundError",
+    "ObservationRecord",
     "PayloadTooLargeError",
+    "RelatedEntity",
+    "RelationRecord",
     "ResourceBusyError",
+    "Scores",
+    "SearchHit",
     "StorageError",
     "UnauthorizedError",
     "ValidationFailedError",
@@ -47,8 +61,407 @@ ERROR_CODES: tuple[str, ...]
 def turn_vector_text(at: int, user_text: str) -> str:
     """What a turn's vector embeds: its day and its own user text."""
 
-_MemoryDict = dict[str, Any]
 _Vector = npt.NDArray[np.float32]
+_Metadata = dict[str, Any] | list[Any] | str | int | float | bool | None
+
+# -- records ----------------------------------------------------------------------------
+# Frozen: every attribute is read-only. Each class takes its fields in order (positional or
+# by name) as a dataclass would; `to_dict()` is JSON-ready (ISO 8601 times).
+
+@final
+class MemoryRecord:
+    """A stored fact (docs/guide.md, "The records"). The embedding is never included."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        id: str,
+        namespace: str,
+        content: str,
+        memory_type: str,
+        source: str,
+        confidence: float,
+        importance: float,
+        metadata: _Metadata,
+        thread_id: str | None,
+        user_id: str | None,
+        event_time: datetime | None,
+        created_at: datetime,
+        updated_at: datetime,
+        accessed_at: datetime,
+        valid_from: datetime,
+        valid_until: datetime | None,
+        invalidated_at: datetime | None,
+        invalidation_reason: str | None,
+        supersedes: str | None,
+        superseded_by: str | None,
+        expires_at: datetime | None,
+    ) -> MemoryRecord: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def memory_type(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def metadata(self) -> _Metadata: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def user_id(self) -> str | None: ...
+    @property
+    def event_time(self) -> datetime | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def updated_at(self) -> datetime: ...
+    @property
+    def accessed_at(self) -> datetime: ...
+    @property
+    def valid_from(self) -> datetime: ...
+    @property
+    def valid_until(self) -> datetime | None: ...
+    @property
+    def invalidated_at(self) -> datetime | None: ...
+    @property
+    def invalidation_reason(self) -> str | None: ...
+    @property
+    def supersedes(self) -> str | None: ...
+    @property
+    def superseded_by(self) -> str | None: ...
+    @property
+    def expires_at(self) -> datetime | None: ...
+    @property
+    def is_valid(self) -> bool:
+        """Whether the memory holds now (not invalidated, superseded or expired)."""
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[MemoryRecord], tuple[Any, ...]]: ...
+
+@final
+class Scores:
+    """Why a hit ranked where it did: each signal's raw score and the fused one."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls, vector: float | None, bm25: float | None, ppr: float | None, fused: float
+    ) -> Scores: ...
+    @property
+    def vector(self) -> float | None: ...
+    @property
+    def bm25(self) -> float | None: ...
+    @property
+    def ppr(self) -> float | None: ...
+    @property
+    def fused(self) -> float: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[Scores], tuple[Any, ...]]: ...
+
+@final
+class SearchHit:
+    """A memory found by a search, its scores, and `relevance_score` (0-1, for display)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(cls, memory: MemoryRecord, scores: Scores, relevance_score: float) -> SearchHit: ...
+    @property
+    def memory(self) -> MemoryRecord: ...
+    @property
+    def scores(self) -> Scores: ...
+    @property
+    def relevance_score(self) -> float: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The memory's fields plus `scores` and `relevance_score`."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[SearchHit], tuple[Any, ...]]: ...
+
+@final
+class CompactReport:
+    """What `Memory.compact` did to the derived search indexes."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls, vectors_rebuilt: bool, tombstones_dropped: int, text_merged: bool
+    ) -> CompactReport: ...
+    @property
+    def vectors_rebuilt(self) -> bool: ...
+    @property
+    def tombstones_dropped(self) -> int: ...
+    @property
+    def text_merged(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[CompactReport], tuple[Any, ...]]: ...
+
+@final
+class IndexHealth:
+    """Sizes and health of the derived search indexes (vector and BM25), every namespace."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        documents: int,
+        vectors: int,
+        vectors_pending: int,
+        vector_tombstones: int,
+        dim: int | None,
+        text_documents: int,
+        text_pending: int,
+        last_error: str | None,
+        warnings: tuple[str, ...] | list[str],
+    ) -> IndexHealth: ...
+    @property
+    def documents(self) -> int: ...
+    @property
+    def vectors(self) -> int: ...
+    @property
+    def vectors_pending(self) -> int: ...
+    @property
+    def vector_tombstones(self) -> int: ...
+    @property
+    def dim(self) -> int | None: ...
+    @property
+    def text_documents(self) -> int: ...
+    @property
+    def text_pending(self) -> int: ...
+    @property
+    def last_error(self) -> str | None: ...
+    @property
+    def warnings(self) -> tuple[str, ...]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[IndexHealth], tuple[Any, ...]]: ...
+
+@final
+class EntityRecord:
+    """A node of the knowledge graph (a person, project, file, concept…)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        id: str,
+        namespace: str,
+        name: str,
+        entity_type: str,
+        description: str | None,
+        importance: float,
+        confidence: float,
+        thread_id: str | None,
+        created_at: datetime,
+        updated_at: datetime,
+        valid_from: datetime,
+        valid_until: datetime | None,
+    ) -> EntityRecord: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def description(self) -> str | None: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def updated_at(self) -> datetime: ...
+    @property
+    def valid_from(self) -> datetime: ...
+    @property
+    def valid_until(self) -> datetime | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[EntityRecord], tuple[Any, ...]]: ...
+
+@final
+class ObservationRecord:
+    """One atomic fact about an entity, in a version chain (`supersedes`/`superseded_by`)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        id: str,
+        namespace: str,
+        entity_id: str,
+        entity_name: str,
+        content: str,
+        version: int,
+        supersedes: str | None,
+        superseded_by: str | None,
+        thread_id: str | None,
+        confidence: float,
+        importance: float,
+        timestamp: datetime,
+        valid_from: datetime,
+        valid_until: datetime | None,
+    ) -> ObservationRecord: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def entity_id(self) -> str: ...
+    @property
+    def entity_name(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def supersedes(self) -> str | None: ...
+    @property
+    def superseded_by(self) -> str | None: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def timestamp(self) -> datetime: ...
+    @property
+    def valid_from(self) -> datetime: ...
+    @property
+    def valid_until(self) -> datetime | None: ...
+    @property
+    def is_current(self) -> bool:
+        """Whether this is the latest version (not superseded)."""
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[ObservationRecord], tuple[Any, ...]]: ...
+
+@final
+class RelationRecord:
+    """A directed, typed, weighted edge; `from`/`to` in `to_dict()` are the entity names."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        id: str,
+        namespace: str,
+        from_name: str,
+        to_name: str,
+        from_entity: str,
+        to_entity: str,
+        relation_type: str,
+        importance: float,
+        thread_id: str | None,
+        created_at: datetime,
+        valid_from: datetime,
+        valid_until: datetime | None,
+    ) -> RelationRecord: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def from_name(self) -> str: ...
+    @property
+    def to_name(self) -> str: ...
+    @property
+    def from_entity(self) -> str: ...
+    @property
+    def to_entity(self) -> str: ...
+    @property
+    def relation_type(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def valid_from(self) -> datetime: ...
+    @property
+    def valid_until(self) -> datetime | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[RelationRecord], tuple[Any, ...]]: ...
+
+@final
+class EntityView:
+    """An entity with its current observations and every relation it takes part in."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entity: EntityRecord,
+        observations: list[ObservationRecord],
+        observation_count: int,
+        relations: list[RelationRecord],
+    ) -> EntityView: ...
+    @property
+    def entity(self) -> EntityRecord: ...
+    @property
+    def observations(self) -> list[ObservationRecord]: ...
+    @property
+    def observation_count(self) -> int: ...
+    @property
+    def relations(self) -> list[RelationRecord]: ...
+    @property
+    def name(self) -> str:
+        """The entity's name."""
+    def to_dict(self) -> dict[str, Any]:
+        """The entity's fields, then `observations`, `observation_count`, `relations`."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[EntityView], tuple[Any, ...]]: ...
+
+@final
+class EntityHit:
+    """An entity found by `search_nodes`, with the scores of its best-matching document."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(cls, view: EntityView, scores: Scores) -> EntityHit: ...
+    @property
+    def view(self) -> EntityView: ...
+    @property
+    def scores(self) -> Scores: ...
+    @property
+    def name(self) -> str:
+        """The entity's name."""
+    def to_dict(self) -> dict[str, Any]:
+        """The entity view plus `scores`."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[EntityHit], tuple[Any, ...]]: ...
+
+@final
+class RelatedEntity:
+    """An entity reached by `get_related`: how deep, through which relation, from whom."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls, entity: EntityRecord, depth: int, via: RelationRecord, parent: str
+    ) -> RelatedEntity: ...
+    @property
+    def entity(self) -> EntityRecord: ...
+    @property
+    def depth(self) -> int: ...
+    @property
+    def via(self) -> RelationRecord: ...
+    @property
+    def parent(self) -> str: ...
+    @property
+    def name(self) -> str:
+        """The entity's name."""
+    def to_dict(self) -> dict[str, Any]:
+        """The entity's fields plus `depth`, `via` and `parent`."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[RelatedEntity], tuple[Any, ...]]: ...
 
 class MemcoreError(Exception):
     """Base class of every memcore error."""
@@ -85,6 +498,54 @@ class UnauthorizedError(MemcoreError):
 
 class PayloadTooLargeError(MemcoreError):
     """A request exceeds a size limit."""
+
+@final
+class GraphView:
+    """Entities and the relations among them (`open_nodes`)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(cls, entities: list[EntityView], relations: list[RelationRecord]) -> GraphView: ...
+    @property
+    def entities(self) -> list[EntityView]: ...
+    @property
+    def relations(self) -> list[RelationRecord]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[GraphView], tuple[Any, ...]]: ...
+
+@final
+class GraphPage:
+    """A page of `read_graph`: entities oldest first, the relations among them, the
+    namespace's totals, and the offset of the next page (None on the last one)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entities: list[EntityView],
+        relations: list[RelationRecord],
+        total_entities: int,
+        total_relations: int,
+        offset: int,
+        next_offset: int | None,
+        summary: bool,
+    ) -> GraphPage: ...
+    @property
+    def entities(self) -> list[EntityView]: ...
+    @property
+    def relations(self) -> list[RelationRecord]: ...
+    @property
+    def total_entities(self) -> int: ...
+    @property
+    def total_relations(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def next_offset(self) -> int | None: ...
+    @property
+    def summary(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[GraphPage], tuple[Any, ...]]: ...
 
 @final
 class Engine:
@@ -153,7 +614,11 @@ class Engine:
         expires_at: int | None = None,
         vector: _Vector | None = None,
         entities: list[str] | None = None,
-    ) -> _MemoryDict: ...
+        similar_threshold: float | None = None,
+        similar_limit: int = 5,
+    ) -> tuple[MemoryRecord, list[tuple[MemoryRecord, float]]]:
+        """Store a memory; with a vector and `similar_threshold`, also the valid memories at
+        least that cosine-similar to it (itself excluded), most similar first."""
     def store_memories(
         self,
         namespace: str,
@@ -167,8 +632,8 @@ class Engine:
         metadatas: list[str | None] | None = None,
         thread_ids: list[str | None] | None = None,
         user_id: str | None = None,
-    ) -> list[_MemoryDict]: ...
-    def get_memory(self, namespace: str, id: str) -> _MemoryDict: ...
+    ) -> list[MemoryRecord]: ...
+    def get_memory(self, namespace: str, id: str) -> MemoryRecord: ...
     def update_memory(
         self,
         namespace: str,
@@ -185,7 +650,7 @@ class Engine:
         event_time: int | None = None,
         expires_at: int | None = None,
         vector: _Vector | None = None,
-    ) -> _MemoryDict: ...
+    ) -> MemoryRecord: ...
     def delete_memory(self, namespace: str, id: str) -> None: ...
     def list_memories(
         self,
@@ -196,12 +661,12 @@ class Engine:
         thread_id: str | None = None,
         as_of: int | None = None,
         valid_only: bool = False,
-    ) -> list[_MemoryDict]: ...
+    ) -> list[MemoryRecord]: ...
     def count_memories(self, namespace: str) -> int: ...
-    def invalidate(self, namespace: str, id: str, reason: str | None = None) -> _MemoryDict: ...
+    def invalidate(self, namespace: str, id: str, reason: str | None = None) -> MemoryRecord: ...
     def supersede_memory(
         self, namespace: str, old_id: str, new_id: str
-    ) -> tuple[_MemoryDict, _MemoryDict]: ...
+    ) -> tuple[MemoryRecord, MemoryRecord]: ...
 
     # -- search ---------------------------------------------------------------------
     def search_vector(
@@ -214,7 +679,7 @@ class Engine:
         as_of: int | None = None,
         valid_only: bool = True,
         kinds: list[str] | None = None,
-    ) -> list[_MemoryDict]: ...
+    ) -> list[SearchHit]: ...
     def search_text(
         self,
         namespace: str,
@@ -225,7 +690,7 @@ class Engine:
         as_of: int | None = None,
         valid_only: bool = True,
         kinds: list[str] | None = None,
-    ) -> list[_MemoryDict]: ...
+    ) -> list[SearchHit]: ...
     def recall(
         self,
         namespace: str,
@@ -239,7 +704,7 @@ class Engine:
         kinds: list[str] | None = None,
         weights: tuple[float, float, float] | None = None,
         mode: str = "zscore",
-    ) -> list[_MemoryDict]: ...
+    ) -> list[SearchHit]: ...
     def similar_memories(
         self,
         namespace: str,
@@ -248,11 +713,11 @@ class Engine:
         exclude_id: str | None = None,
         threshold: float = 0.8,
         limit: int = 5,
-    ) -> list[tuple[_MemoryDict, float]]: ...
+    ) -> list[tuple[MemoryRecord, float]]: ...
     def flush(self) -> None: ...
-    def compact(self, force: bool = False) -> dict[str, Any]: ...
+    def compact(self, force: bool = False) -> CompactReport: ...
     def rebuild_indexes(self) -> None: ...
-    def index_status(self) -> dict[str, Any]: ...
+    def index_status(self) -> IndexHealth: ...
     def check(self) -> dict[str, Any]: ...
     def repair(self) -> dict[str, Any]: ...
     def backup(self, dest: str | PathLike[str]) -> dict[str, Any]: ...
@@ -279,14 +744,14 @@ class Engine:
         entities: list[dict[str, Any]],
         *,
         thread_id: str | None = None,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[EntityRecord]: ...
     def create_relations(
         self,
         namespace: str,
         relations: list[tuple[str, str, str, float | None]],
         *,
         thread_id: str | None = None,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RelationRecord]: ...
     def add_observations(
         self,
         namespace: str,
@@ -298,17 +763,15 @@ class Engine:
         thread_id: str | None = None,
         confidence: float | None = None,
         importance: float | None = None,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[ObservationRecord]: ...
     def delete_entities(self, namespace: str, names: list[str]) -> list[str]: ...
     def delete_observations(self, namespace: str, entity: str, which: list[str]) -> int: ...
     def delete_relations(self, namespace: str, relations: list[tuple[str, str, str]]) -> int: ...
-    def get_entity(self, namespace: str, name: str) -> dict[str, Any]: ...
-    def open_nodes(
-        self, namespace: str, names: list[str]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]: ...
+    def get_entity(self, namespace: str, name: str) -> EntityView: ...
+    def open_nodes(self, namespace: str, names: list[str]) -> GraphView: ...
     def read_graph(
         self, namespace: str, *, limit: int = 50, offset: int = 0, summary: bool = False
-    ) -> dict[str, Any]: ...
+    ) -> GraphPage: ...
     def query_nodes(
         self,
         namespace: str,
@@ -317,7 +780,7 @@ class Engine:
         min_importance: float | None = None,
         thread_id: str | None = None,
         limit: int = 50,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[EntityView]: ...
     def get_related(
         self,
         namespace: str,
@@ -328,13 +791,13 @@ class Engine:
         relation_type: str | None = None,
         as_of: int | None = None,
         limit: int = 100,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RelatedEntity]: ...
     def find_relation_path(
         self, namespace: str, source: str, target: str, *, max_depth: int = 6
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RelationRecord]: ...
     def observation_history(
         self, namespace: str, entity: str, observation_id: str
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[ObservationRecord]: ...
     def analytics(
         self, namespace: str, thread_id: str | None = None, *, limit: int = 10
     ) -> dict[str, Any]: ...
@@ -351,7 +814,7 @@ class Engine:
     def count_graph(self, namespace: str) -> tuple[int, int]: ...
     def search_nodes(
         self, namespace: str, text: str, vector: _Vector | None = None, *, limit: int = 10
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[EntityHit]: ...
 
     # -- interaction log ------------------------------------------------------------
     # Procedures are dicts {tool, args (JSON text), at?, documents?: [{canonical,
@@ -408,9 +871,9 @@ class Engine:
     # -- code search ------------------------------------------------------------------
     # Chunk dicts in: {start_line, end_line, chunk_type, name?, parent_scope?, content,
     # content_hash}. Chunk dicts out add id, namespace, project_id, file_path, language,
-    # indexed_at (and `scores` from search_code). Project dicts: namespace, project_id,
-    # root, status (idle|indexing|watching|error), total_files, indexed_files,
-    # total_chunks, started_at, completed_at, error, updated_at.
+    # indexed_at (and `scores`, a Scores record, from search_code). Project dicts:
+    # namespace, project_id, root, status (idle|indexing|watching|error), total_files,
+    # indexed_files, total_chunks, started_at, completed_at, error, updated_at.
     def index_file(
         self,
         namespace: str,

@@ -115,7 +115,7 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI, Store
             str(data_dir), read_only=read_only, durability=durability, text_analyzer=text_analyzer
         )
         # Damaged index files set aside at open, rebuilds under way: say so once.
-        for warning in self._engine.index_status()["warnings"]:
+        for warning in self._engine.index_status().warnings:
             _log.warning("%s: %s", data_dir, warning)
         try:
             self._embeddings = self._start_embeddings(
@@ -193,8 +193,8 @@ class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI, Store
                 "created_at": _iso_micros(meta.get("created_at")),
                 "indexes": {
                     "status": _index_state(health),
-                    "last_error": health["last_error"],
-                    "warnings": list(health["warnings"]),
+                    "last_error": health.last_error,
+                    "warnings": list(health.warnings),
                 },
             },
             "counts": {"memories": self._engine.count_memories(self._namespace)},
@@ -248,13 +248,13 @@ def _iso_micros(value: str | None) -> str | None:
     return None if value is None else iso(from_micros(int(value)))
 
 
-def _index_state(health: dict[str, Any]) -> str:
+def _index_state(health: _core.IndexHealth) -> str:
     """One word for the derived indexes: ok; failing (a commit or save keeps failing,
     e.g. on a full disk; every document stays searchable from memory); or degraded
     (something happened since open: a damaged file set aside and rebuilt, a panic
     caught; see the warnings). Pending work is normal and not a state of its own."""
-    if health["last_error"] is not None:
+    if health.last_error is not None:
         return "failing"
-    if health["warnings"]:
+    if health.warnings:
         return "degraded"
     return "ok"

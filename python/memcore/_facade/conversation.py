@@ -355,7 +355,7 @@ class ConversationAPI(SearchAPI):
         facts_text, fact_ids = "", list[str]()
         if query.strip():
             hits = self._engine.recall(ns, query, q, limit=_count("recall_limit", recall_limit))
-            facts = [(h["id"], h["content"]) for h in hits]
+            facts = [(h.memory.id, h.memory.content) for h in hits]
             facts_text, fact_ids = lifecycle.pack_facts(facts, budget // 2, estimate)
         # The blocks are joined by a newline: charge it so the sum stays within budget.
         left = budget - (estimate(facts_text) + 1 if facts_text else 0)

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from memcore._facade.base import VectorLike, check_text_size
-from memcore._facade.search import SearchAPI, action_for
+from memcore._facade.search import (
+    SIMILAR_CANDIDATES,
+    SearchAPI,
+    action_for,
+    similar_to_update,
+)
+from memcore._facade.updates import candidate_floor
 from memcore._time import TimeLike, optional_micros, to_micros
 from memcore.errors import invalid
 from memcore.records.facts import MemoryRecord, StoreResult, SupersedeResult
@@ -108,7 +114,9 @@ class FactsAPI(SearchAPI):
         check_text_size("content", content, _SPLIT_ADVICE)
         ns = self._ns(namespace)
         passage_vector = self._passage_vector(content, vector) if content.strip() else None
-        raw = self._engine.store_memory(
+        # Candidates for the update rule come back with the new memory: one crossing.
+        floor = None if passage_vector is None else candidate_floor(content)
+        created, candidates = self._engine.store_memory(
             ns,
             content,
             memory_type=memory_type,
@@ -123,11 +131,12 @@ class FactsAPI(SearchAPI):
             expires_at=_expiry(ttl, expires_at),
             vector=passage_vector,
             entities=_names(entities),
+            similar_threshold=floor,
+            similar_limit=SIMILAR_CANDIDATES,
         )
-        created = MemoryRecord.from_core(raw)
         if passage_vector is None:
             return StoreResult(created=created)
-        similar = self._similar(created.id, ns, passage_vector, content)
+        similar = similar_to_update(content, candidates)
         return StoreResult(
             created=created, similar=similar, action_required=action_for(created.id, similar)
         )
@@ -167,7 +176,7 @@ class FactsAPI(SearchAPI):
                 raise invalid("vectors", f"vectors must be 2-D, got shape {matrix.shape}.")
         elif self._embeddings is not None and texts:
             matrix = self._embeddings.embed_passages(texts)
-        raw = self._engine.store_memories(
+        return self._engine.store_memories(
             self._ns(namespace),
             texts,
             vectors=matrix,
@@ -179,7 +188,6 @@ class FactsAPI(SearchAPI):
             thread_ids=None if thread_ids is None else list(thread_ids),
             user_id=user_id,
         )
-        return [MemoryRecord.from_core(r) for r in raw]
 
     def get_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryRecord:
         """One memory by id.
@@ -187,7 +195,7 @@ class FactsAPI(SearchAPI):
         Raises:
             MemoryNotFoundError: No memory with that id in the namespace.
         """
-        return MemoryRecord.from_core(self._engine.get_memory(self._ns(namespace), memory_id))
+        return self._engine.get_memory(self._ns(namespace), memory_id)
 
     def update_memory(
         self,
@@ -222,7 +230,7 @@ class FactsAPI(SearchAPI):
             new_vector = self._passage_vector(content, vector)
         elif vector is not None:
             raise invalid("vector", "A vector was given without new content; pass both.")
-        raw = self._engine.update_memory(
+        return self._engine.update_memory(
             ns,
             memory_id,
             content=content,
@@ -237,7 +245,6 @@ class FactsAPI(SearchAPI):
             expires_at=optional_micros(expires_at, "expires_at"),
             vector=new_vector,
         )
-        return MemoryRecord.from_core(raw)
 
     def delete_memory(self, memory_id: str, *, namespace: str | None = None) -> None:
         """Delete a memory for good (use `invalidate` to keep its history).
@@ -281,7 +288,7 @@ class FactsAPI(SearchAPI):
         as_of_micros: int | None,
         valid_only: bool,
     ) -> list[MemoryRecord]:
-        rows = self._engine.list_memories(
+        return self._engine.list_memories(
             self._ns(namespace),
             limit=_count("limit", limit),
             offset=_count("offset", offset, minimum=0),
@@ -289,7 +296,6 @@ class FactsAPI(SearchAPI):
             as_of=as_of_micros,
             valid_only=valid_only,
         )
-        return [MemoryRecord.from_core(r) for r in rows]
 
     def list_recent_memories(
         self,
@@ -355,8 +361,7 @@ class FactsAPI(SearchAPI):
             MemoryNotFoundError: No memory with that id in the namespace.
             InvalidParameterError: The memory is already invalid.
         """
-        raw = self._engine.invalidate(self._ns(namespace), memory_id, reason)
-        return MemoryRecord.from_core(raw)
+        return self._engine.invalidate(self._ns(namespace), memory_id, reason)
 
     def supersede_memory(
         self, old_memory_id: str, new_memory_id: str, *, namespace: str | None = None
@@ -374,8 +379,8 @@ class FactsAPI(SearchAPI):
         return SupersedeResult(
             success=True,
             message=f"Memory {old_memory_id} marked as superseded by {new_memory_id}",
-            old=MemoryRecord.from_core(old),
-            new=MemoryRecord.from_core(new),
+            old=old,
+            new=new,
         )
 
     def count_memories(self, *, namespace: str | None = None) -> int:

@@ -2,7 +2,8 @@
 Personalized PageRank, analytics, communities and the rustworkx escape hatch.
 
 Every rule lives in the core; this layer checks argument shapes, embeds entity texts and
-observations (one batch per call), and turns native dicts into records.
+observations (one batch per call), and composes the results the core does not return as
+records of its own (a path, the analytics).
 """
 
 from __future__ import annotations
@@ -107,8 +108,7 @@ class GraphAPI(SearchAPI):
             ValidationFailedError: A name, type or observation breaks a rule.
         """
         drafts = self._entity_drafts(entities)
-        raw = self._engine.create_entities(self._ns(namespace), drafts, thread_id=thread_id)
-        return [EntityRecord.from_core(e) for e in raw]
+        return self._engine.create_entities(self._ns(namespace), drafts, thread_id=thread_id)
 
     def create_entity(
         self,
@@ -163,8 +163,7 @@ class GraphAPI(SearchAPI):
             InvalidParameterError: A malformed relation or a relation to itself.
         """
         rows = [_relation_row(r, i) for i, r in enumerate(_sequence("relations", relations))]
-        raw = self._engine.create_relations(self._ns(namespace), rows, thread_id=thread_id)
-        return [RelationRecord.from_core(r) for r in raw]
+        return self._engine.create_relations(self._ns(namespace), rows, thread_id=thread_id)
 
     def create_relation(
         self,
@@ -222,7 +221,7 @@ class GraphAPI(SearchAPI):
         contents = [observations] if isinstance(observations, str) else list(observations)
         contents = _strings("observations", contents)
         matrix = self._graph_passages(contents)
-        raw = self._engine.add_observations(
+        return self._engine.add_observations(
             self._ns(namespace),
             _name("entity", entity),
             contents,
@@ -232,7 +231,6 @@ class GraphAPI(SearchAPI):
             confidence=None if confidence is None else _number("confidence", confidence),
             importance=None if importance is None else _number("importance", importance),
         )
-        return [ObservationRecord.from_core(o) for o in raw]
 
     def delete_entities(self, names: Sequence[str], *, namespace: str | None = None) -> list[str]:
         """Delete entities with their observations, relations and mentions.
@@ -278,16 +276,11 @@ class GraphAPI(SearchAPI):
         Raises:
             NotFoundError: No such entity.
         """
-        raw = self._engine.get_entity(self._ns(namespace), _name("name", name))
-        return EntityView.from_core(raw)
+        return self._engine.get_entity(self._ns(namespace), _name("name", name))
 
     def open_nodes(self, names: Sequence[str], *, namespace: str | None = None) -> GraphView:
         """Entities by name (unknown names skipped) and the relations among them."""
-        views, relations = self._engine.open_nodes(self._ns(namespace), _strings("names", names))
-        return GraphView(
-            entities=[EntityView.from_core(v) for v in views],
-            relations=[RelationRecord.from_core(r) for r in relations],
-        )
+        return self._engine.open_nodes(self._ns(namespace), _strings("names", names))
 
     def read_graph(
         self,
@@ -307,10 +300,9 @@ class GraphAPI(SearchAPI):
             namespace: Override the instance's namespace.
         """
         offset = _count("offset", offset, minimum=0)
-        raw = self._engine.read_graph(
+        return self._engine.read_graph(
             self._ns(namespace), limit=_count("limit", limit), offset=offset, summary=summary
         )
-        return GraphPage.from_core(raw, offset, summary)
 
     def search_nodes(
         self,
@@ -340,8 +332,7 @@ class GraphAPI(SearchAPI):
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise invalid("limit", f"limit must be an integer from 1 to 50, got {limit!r}.")
         q = as_vector(vector) if vector is not None else self._optional_query_vector(query)
-        raw = self._engine.search_nodes(self._ns(namespace), query, q, limit=limit)
-        return [EntityHit.from_core(h) for h in raw]
+        return self._engine.search_nodes(self._ns(namespace), query, q, limit=limit)
 
     def query_nodes(
         self,
@@ -355,14 +346,13 @@ class GraphAPI(SearchAPI):
         """Entities filtered by type, minimum importance and thread, most important
         first. Observations are left out (see `observation_count`)."""
         floor = None if min_importance is None else _number("min_importance", min_importance)
-        raw = self._engine.query_nodes(
+        return self._engine.query_nodes(
             self._ns(namespace),
             entity_type=entity_type,
             min_importance=floor,
             thread_id=thread_id,
             limit=_count("limit", limit),
         )
-        return [EntityView.from_core(v) for v in raw]
 
     def get_related(
         self,
@@ -390,7 +380,7 @@ class GraphAPI(SearchAPI):
             NotFoundError: No such entity.
             InvalidParameterError: Bad depth or direction.
         """
-        raw = self._engine.get_related(
+        return self._engine.get_related(
             self._ns(namespace),
             _name("entity", entity),
             depth=_count("depth", depth),
@@ -399,7 +389,6 @@ class GraphAPI(SearchAPI):
             as_of=optional_micros(as_of, "as_of"),
             limit=_count("limit", limit),
         )
-        return [RelatedEntity.from_core(r) for r in raw]
 
     def find_relation_path(
         self, a: str, b: str, max_depth: int = 6, *, namespace: str | None = None
@@ -418,7 +407,7 @@ class GraphAPI(SearchAPI):
             ns, _name("a", a), _name("b", b), max_depth=_count("max_depth", max_depth)
         )
         if not raw and a.strip().lower() == b.strip().lower():
-            return RelationPath.to_itself(a, b, self._engine.get_entity(ns, a)["name"])
+            return RelationPath.to_itself(a, b, self._engine.get_entity(ns, a).name)
         return RelationPath.from_core(a, b, raw)
 
     def get_observation_history(
@@ -429,10 +418,9 @@ class GraphAPI(SearchAPI):
         Raises:
             NotFoundError: No such entity, or the observation is not one of its own.
         """
-        raw = self._engine.observation_history(
+        return self._engine.observation_history(
             self._ns(namespace), _name("entity", entity), _name("observation_id", observation_id)
         )
-        return [ObservationRecord.from_core(o) for o in raw]
 
     def get_analytics(
         self, thread_id: str | None = None, limit: int = 10, *, namespace: str | None = None
@@ -533,14 +521,25 @@ class GraphAPI(SearchAPI):
     # -- helpers -----------------------------------------------------------------------------
 
     def _mentioned_memories(self, namespace: str, ids: set[str]) -> list[dict[str, Any]]:
-        """The currently valid memories among `ids`, in one pass over the namespace."""
+        """The currently valid memories among `ids`, in one pass over the namespace, as the
+        fields a memory node of `to_rustworkx` carries."""
         found: list[dict[str, Any]] = []
         offset = 0
         while ids and len(found) < len(ids):
             page = self._engine.list_memories(
                 namespace, limit=_MEMORY_PAGE, offset=offset, valid_only=True
             )
-            found.extend(m for m in page if m["id"] in ids)
+            found.extend(
+                {
+                    "id": m.id,
+                    "content": m.content,
+                    "memory_type": m.memory_type,
+                    "importance": m.importance,
+                    "thread_id": m.thread_id,
+                }
+                for m in page
+                if m.id in ids
+            )
             if len(page) < _MEMORY_PAGE:
                 break
             offset += _MEMORY_PAGE

@@ -33,7 +33,7 @@ class MaintenanceAPI(FacadeBase):
         Returns:
             What was done.
         """
-        return CompactReport.from_core(self._engine.compact(force=force))
+        return self._engine.compact(force=force)
 
     def rebuild_indexes(self) -> IndexHealth:
         """Drop both search indexes and rebuild them from the store (SQLite is the truth).
@@ -52,7 +52,7 @@ class MaintenanceAPI(FacadeBase):
 
     def index_health(self) -> IndexHealth:
         """Sizes of the vector and BM25 indexes, pending work and the last indexing error."""
-        return IndexHealth.from_core(self._engine.index_status())
+        return self._engine.index_status()
 
     def reset_all_memory(self, confirm: bool = False) -> None:
         """Delete every record in every namespace, and the derived indexes.

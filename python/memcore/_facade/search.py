@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from memcore import _core
 from memcore._facade.base import FacadeBase, VectorLike, as_vector
-from memcore._facade.updates import candidate_floor, updated_facts
+from memcore._facade.updates import updated_facts
 from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
 from memcore.records.facts import MemoryRecord, SearchHit
@@ -15,7 +15,7 @@ from memcore.records.facts import MemoryRecord, SearchHit
 #: At most this many similar memories are reported on store.
 SIMILAR_LIMIT = 5
 #: The nearest memories (by cosine, above the rule's floor) that the update rule reads on
-#: store: one vector search, as before, with a wider net.
+#: store: one vector search, made by the same engine call as the store.
 SIMILAR_CANDIDATES = 30
 #: Named weight presets (vector, BM25, PPR), defined in the core's `fusion.rs`: "default"
 #: is measured by the quality harness (`benches/results/quality-experiments.md`),
@@ -43,26 +43,17 @@ def action_for(new_id: str, similar: Sequence[MemoryRecord]) -> str | None:
     return text
 
 
+def similar_to_update(
+    content: str, candidates: Sequence[tuple[MemoryRecord, float]]
+) -> list[MemoryRecord]:
+    """The candidates (closest first, with their cosines) that `content` looks like an
+    update of, at most `SIMILAR_LIMIT` (the rule is in memcore/_facade/updates.py)."""
+    picked = updated_facts(content, [(m.content, cosine) for m, cosine in candidates])
+    return [candidates[i][0] for i in picked[:SIMILAR_LIMIT]]
+
+
 class SearchAPI(FacadeBase):
     """Searches over memories."""
-
-    def _similar(
-        self, new_id: str, namespace: str, vector: Any, content: str
-    ) -> list[MemoryRecord]:
-        """The valid memories that `content` looks like an update of, closest first
-        (the rule is in memcore/_facade/updates.py)."""
-        floor = candidate_floor(content)
-        if floor is None:
-            return []
-        rows = self._engine.similar_memories(
-            namespace,
-            vector,
-            exclude_id=new_id,
-            threshold=floor,
-            limit=SIMILAR_CANDIDATES,
-        )
-        picked = updated_facts(content, [(raw["content"], cosine) for raw, cosine in rows])
-        return [MemoryRecord.from_core(rows[i][0]) for i in picked[:SIMILAR_LIMIT]]
 
     def search(
         self,
@@ -90,7 +81,7 @@ class SearchAPI(FacadeBase):
             EmbeddingError: No embedding model, or it is not ready.
         """
         q = self._query_vector(query, vector)
-        rows = self._engine.search_vector(
+        return self._engine.search_vector(
             self._ns(namespace),
             q,
             limit=limit,
@@ -98,7 +89,6 @@ class SearchAPI(FacadeBase):
             as_of=optional_micros(as_of, "as_of"),
             valid_only=not include_invalid,
         )
-        return [SearchHit.from_core(r, "vector") for r in rows]
 
     def search_text(
         self,
@@ -111,7 +101,7 @@ class SearchAPI(FacadeBase):
         namespace: str | None = None,
     ) -> list[SearchHit]:
         """Keyword (BM25) search over memories; works without an embedding model."""
-        rows = self._engine.search_text(
+        return self._engine.search_text(
             self._ns(namespace),
             _query_text(query),
             limit=limit,
@@ -119,7 +109,6 @@ class SearchAPI(FacadeBase):
             as_of=optional_micros(as_of, "as_of"),
             valid_only=not include_invalid,
         )
-        return [SearchHit.from_core(r, "bm25") for r in rows]
 
     def recall(
         self,
@@ -160,7 +149,7 @@ class SearchAPI(FacadeBase):
             q = as_vector(vector)
         elif semantic:
             q = self._optional_query_vector(text)
-        rows = self._engine.recall(
+        return self._engine.recall(
             self._ns(namespace),
             text,
             q,
@@ -171,7 +160,6 @@ class SearchAPI(FacadeBase):
             weights=_weights(weights),
             mode=mode,
         )
-        return [SearchHit.from_core(r, "fused") for r in rows]
 
     def search_memories(
         self,

@@ -158,7 +158,7 @@ class CodeHit(Record):
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> CodeHit:
         """Build from a native ``search_code`` result."""
-        scores = Scores.from_core(raw["scores"])
+        scores: Scores = raw["scores"]
         line_count = raw["end_line"] - raw["start_line"] + 1
         return cls(
             file_path=raw["file_path"],

@@ -1,5 +1,12 @@
-"""The knowledge-graph values the facade returns: frozen dataclasses with `to_dict()`
-(JSON-ready: ISO 8601 times, no embeddings), built from the native engine's dicts."""
+"""The knowledge-graph values the facade returns, all with `to_dict()` (JSON-ready: ISO 8601
+times, no embeddings).
+
+What the engine returns as is (`EntityRecord`, `ObservationRecord`, `RelationRecord`,
+`EntityView`, `EntityHit`, `RelatedEntity`, `GraphView`, `GraphPage`) are native classes
+defined in `rust/memcore-py/src/records/graph.rs`. The rest stay frozen dataclasses holding
+them, because the facade composes them: a path's entity names, the analytics' camelCase
+rows, the save outcome's contract shape, the rankings and communities computed in Python.
+"""
 
 from __future__ import annotations
 
@@ -7,266 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memcore._time import from_micros, optional_datetime
-from memcore.records.facts import Record, Scores
-
-
-@dataclass(frozen=True, slots=True)
-class EntityRecord(Record):
-    """A node of the knowledge graph (a person, project, file, concept…)."""
-
-    id: str
-    namespace: str
-    name: str
-    entity_type: str
-    description: str | None
-    importance: float
-    confidence: float
-    thread_id: str | None
-    created_at: datetime
-    updated_at: datetime
-    valid_from: datetime
-    valid_until: datetime | None
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> EntityRecord:
-        """Build from a native entity dict (extra keys are ignored)."""
-        return cls(
-            id=raw["id"],
-            namespace=raw["namespace"],
-            name=raw["name"],
-            entity_type=raw["entity_type"],
-            description=raw["description"],
-            importance=raw["importance"],
-            confidence=raw["confidence"],
-            thread_id=raw["thread_id"],
-            created_at=from_micros(raw["created_at"]),
-            updated_at=from_micros(raw["updated_at"]),
-            valid_from=from_micros(raw["valid_from"]),
-            valid_until=optional_datetime(raw["valid_until"]),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ObservationRecord(Record):
-    """One atomic fact about an entity, in a version chain (`supersedes`/`superseded_by`)."""
-
-    id: str
-    namespace: str
-    entity_id: str
-    entity_name: str
-    content: str
-    version: int
-    supersedes: str | None
-    superseded_by: str | None
-    thread_id: str | None
-    confidence: float
-    importance: float
-    timestamp: datetime
-    valid_from: datetime
-    valid_until: datetime | None
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> ObservationRecord:
-        """Build from a native observation dict."""
-        return cls(
-            id=raw["id"],
-            namespace=raw["namespace"],
-            entity_id=raw["entity_id"],
-            entity_name=raw["entity_name"],
-            content=raw["content"],
-            version=raw["version"],
-            supersedes=raw["supersedes"],
-            superseded_by=raw["superseded_by"],
-            thread_id=raw["thread_id"],
-            confidence=raw["confidence"],
-            importance=raw["importance"],
-            timestamp=from_micros(raw["timestamp"]),
-            valid_from=from_micros(raw["valid_from"]),
-            valid_until=optional_datetime(raw["valid_until"]),
-        )
-
-    @property
-    def is_current(self) -> bool:
-        """Whether this is the latest version (not superseded)."""
-        return self.superseded_by is None
-
-
-@dataclass(frozen=True, slots=True)
-class RelationRecord(Record):
-    """A directed, typed, weighted edge. `from_name`/`to_name` are entity names
-    (`from`/`to` in `to_dict()`, as in the reference server); `from_entity`/`to_entity`
-    are entity ids."""
-
-    id: str
-    namespace: str
-    from_name: str
-    to_name: str
-    from_entity: str
-    to_entity: str
-    relation_type: str
-    importance: float
-    thread_id: str | None
-    created_at: datetime
-    valid_from: datetime
-    valid_until: datetime | None
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> RelationRecord:
-        """Build from a native relation dict."""
-        return cls(
-            id=raw["id"],
-            namespace=raw["namespace"],
-            from_name=raw["from"],
-            to_name=raw["to"],
-            from_entity=raw["from_entity"],
-            to_entity=raw["to_entity"],
-            relation_type=raw["relation_type"],
-            importance=raw["importance"],
-            thread_id=raw["thread_id"],
-            created_at=from_micros(raw["created_at"]),
-            valid_from=from_micros(raw["valid_from"]),
-            valid_until=optional_datetime(raw["valid_until"]),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The relation with `from`/`to` entity names."""
-        data = Record.to_dict(self)
-        data["from"] = data.pop("from_name")
-        data["to"] = data.pop("to_name")
-        return data
-
-
-def _relations(raw: list[dict[str, Any]]) -> list[RelationRecord]:
-    return [RelationRecord.from_core(r) for r in raw]
-
-
-@dataclass(frozen=True, slots=True)
-class EntityView(Record):
-    """An entity with its current observations (empty in summary reads; the count is
-    always there) and every relation it takes part in."""
-
-    entity: EntityRecord
-    observations: list[ObservationRecord]
-    observation_count: int
-    relations: list[RelationRecord]
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> EntityView:
-        """Build from a native entity-view dict."""
-        return cls(
-            entity=EntityRecord.from_core(raw),
-            observations=[ObservationRecord.from_core(o) for o in raw["observations"]],
-            observation_count=raw["observation_count"],
-            relations=_relations(raw["relations"]),
-        )
-
-    @property
-    def name(self) -> str:
-        """The entity's name."""
-        return self.entity.name
-
-    def to_dict(self) -> dict[str, Any]:
-        """The entity's fields, then `observations`, `observation_count`, `relations`."""
-        return {
-            **self.entity.to_dict(),
-            "observations": [o.to_dict() for o in self.observations],
-            "observation_count": self.observation_count,
-            "relations": [r.to_dict() for r in self.relations],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class EntityHit(Record):
-    """An entity found by `search_nodes`, with the scores of its best-matching document."""
-
-    view: EntityView
-    scores: Scores
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> EntityHit:
-        """Build from a native search_nodes hit."""
-        return cls(view=EntityView.from_core(raw), scores=Scores.from_core(raw["scores"]))
-
-    @property
-    def name(self) -> str:
-        """The entity's name."""
-        return self.view.name
-
-    def to_dict(self) -> dict[str, Any]:
-        """The entity view plus `scores`."""
-        return {**self.view.to_dict(), "scores": self.scores.to_dict()}
-
-
-@dataclass(frozen=True, slots=True)
-class GraphView(Record):
-    """Entities and the relations among them (`open_nodes`)."""
-
-    entities: list[EntityView]
-    relations: list[RelationRecord]
-
-
-@dataclass(frozen=True, slots=True)
-class GraphPage(Record):
-    """A page of `read_graph`: entities oldest first, the relations among them, the
-    namespace's totals, and the offset of the next page (None on the last one)."""
-
-    entities: list[EntityView]
-    relations: list[RelationRecord]
-    total_entities: int
-    total_relations: int
-    offset: int
-    next_offset: int | None
-    summary: bool
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any], offset: int, summary: bool) -> GraphPage:
-        """Build from a native read_graph page."""
-        entities = [EntityView.from_core(v) for v in raw["entities"]]
-        end = offset + len(entities)
-        return cls(
-            entities=entities,
-            relations=_relations(raw["relations"]),
-            total_entities=raw["total_entities"],
-            total_relations=raw["total_relations"],
-            offset=offset,
-            next_offset=end if entities and end < raw["total_entities"] else None,
-            summary=summary,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RelatedEntity(Record):
-    """An entity reached by `get_related`: how deep, through which relation, from whom."""
-
-    entity: EntityRecord
-    depth: int
-    via: RelationRecord
-    parent: str
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> RelatedEntity:
-        """Build from a native get_related entry."""
-        return cls(
-            entity=EntityRecord.from_core(raw),
-            depth=raw["depth"],
-            via=RelationRecord.from_core(raw["via"]),
-            parent=raw["parent"],
-        )
-
-    @property
-    def name(self) -> str:
-        """The entity's name."""
-        return self.entity.name
-
-    def to_dict(self) -> dict[str, Any]:
-        """The entity's fields plus `depth`, `via` and `parent`."""
-        return {
-            **self.entity.to_dict(),
-            "depth": self.depth,
-            "via": self.via.to_dict(),
-            "parent": self.parent,
-        }
+from memcore._core import (
+    EntityHit,
+    EntityRecord,
+    EntityView,
+    GraphPage,
+    GraphView,
+    ObservationRecord,
+    RelatedEntity,
+    RelationRecord,
+)
+from memcore._time import from_micros
+from memcore.records.facts import Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,9 +44,8 @@ class RelationPath(Record):
     relations: list[RelationRecord]
 
     @classmethod
-    def from_core(cls, source: str, target: str, raw: list[dict[str, Any]]) -> RelationPath:
+    def from_core(cls, source: str, target: str, relations: list[RelationRecord]) -> RelationPath:
         """Build from the native path (relations in walking order)."""
-        relations = _relations(raw)
         names: list[str] = []
         if relations:
             first, key = relations[0], source.strip().lower()

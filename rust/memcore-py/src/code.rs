@@ -12,7 +12,7 @@ use memcore::engine::code_recall;
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
-use crate::records::scores_dict;
+use crate::records::facts::Scores;
 use crate::search::checked_weights;
 
 /// A chunk of a file as the Python chunker produces it.
@@ -270,7 +270,7 @@ impl PyEngine {
             .iter()
             .map(|(c, s)| {
                 let d = chunk_dict(py, c)?;
-                d.set_item("scores", scores_dict(py, s)?)?;
+                d.set_item("scores", Scores::from(*s))?;
                 Ok(d)
             })
             .collect::<PyResult<_>>()?)

@@ -1,24 +1,26 @@
 //! Knowledge-graph operations on `Engine`. Requests arrive as plain dicts in
-//! the `save_memory` contract's field names; results leave as dicts.
+//! the `save_memory` contract's field names; entities, observations, relations,
+//! views and pages leave as native records (`records/graph.rs`), the save
+//! outcome and the analytics as dicts the facade composes its results from.
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use memcore::engine::{Analytics, EntityView, ObservationDraft, RelatedEntity, WriteContext};
+use memcore::RecallOptions;
+use memcore::engine::{Analytics, ObservationDraft, WriteContext};
 use memcore::graph::Direction;
 use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
-use memcore::knowledge::{Entity, Observation, Relation};
-use memcore::{RecallOptions, Scores};
+use memcore::knowledge::{Entity, Relation};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::memories::valid_at;
-use crate::records::{entity_dict, observation_dict, relation_dict, scores_dict};
-
-/// Two lists of dicts (entities and relations).
-type DictLists<'py> = (Vec<Bound<'py, PyDict>>, Vec<Bound<'py, PyDict>>);
+use crate::records::graph::{
+    EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord, RelatedEntity,
+    RelationRecord,
+};
 
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
 #[derive(FromPyObject)]
@@ -100,39 +102,27 @@ fn entity_drafts(items: &[Bound<'_, PyAny>]) -> PyResult<Vec<EntityDraft>> {
         .collect()
 }
 
-fn view_dict<'py>(py: Python<'py>, v: &EntityView) -> PyResult<Bound<'py, PyDict>> {
-    let d = entity_dict(py, &v.entity)?;
-    let observations: Vec<Bound<'py, PyDict>> = v
-        .observations
-        .iter()
-        .map(|o| observation_dict(py, o))
-        .collect::<PyResult<_>>()?;
-    d.set_item("observations", observations)?;
-    d.set_item("observation_count", v.observation_count)?;
-    d.set_item("relations", relation_dicts(py, &v.relations)?)?;
-    Ok(d)
+fn view_records(
+    py: Python<'_>,
+    views: Vec<memcore::engine::EntityView>,
+) -> PyResult<Vec<EntityView>> {
+    views
+        .into_iter()
+        .map(|v| EntityView::from_core(py, v))
+        .collect()
 }
 
-fn relation_dicts<'py>(py: Python<'py>, rs: &[Relation]) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    rs.iter().map(|r| relation_dict(py, r)).collect()
+fn relation_records(rs: Vec<Relation>) -> Vec<RelationRecord> {
+    rs.into_iter().map(RelationRecord::from).collect()
 }
 
-fn entity_dicts<'py>(py: Python<'py>, es: &[Entity]) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    es.iter().map(|e| entity_dict(py, e)).collect()
-}
-
-fn observation_dicts<'py>(
-    py: Python<'py>,
-    os: &[Observation],
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    os.iter().map(|o| observation_dict(py, o)).collect()
-}
-
-fn related_dict<'py>(py: Python<'py>, r: &RelatedEntity) -> PyResult<Bound<'py, PyDict>> {
-    let d = entity_dict(py, &r.entity)?;
-    d.set_item("depth", r.depth)?;
-    d.set_item("via", relation_dict(py, &r.via)?)?;
-    d.set_item("parent", &r.parent)?;
+/// An entity's fields as a dict (the analytics rows the facade reshapes).
+fn entity_dict<'py>(py: Python<'py>, e: &Entity) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &e.name)?;
+    d.set_item("entity_type", &e.entity_type)?;
+    d.set_item("importance", e.importance)?;
+    d.set_item("updated_at", e.updated_at)?;
     Ok(d)
 }
 
@@ -246,24 +236,24 @@ impl PyEngine {
         namespace: String,
         entities: Vec<Bound<'py, PyAny>>,
         thread_id: Option<String>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<EntityRecord>> {
         let engine = self.engine()?;
         let drafts = entity_drafts(&entities)?;
         let ctx = context(namespace, thread_id, None, None);
         let created = run(py, &engine, || engine.create_entities(&ctx, drafts))?;
-        Ok(entity_dicts(py, &created)?)
+        Ok(created.into_iter().map(EntityRecord::from).collect())
     }
 
     /// Relations `(from, to, relationType, importance or None)` between
     /// existing entities (duplicates skipped); returns those created.
     #[pyo3(signature = (namespace, relations, *, thread_id = None))]
-    fn create_relations<'py>(
+    fn create_relations(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: String,
         relations: Vec<(String, String, String, Option<f64>)>,
         thread_id: Option<String>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<RelationRecord>> {
         let engine = self.engine()?;
         let drafts: Vec<(String, RelationDraft)> = relations
             .into_iter()
@@ -280,7 +270,7 @@ impl PyEngine {
             .collect();
         let ctx = context(namespace, thread_id, None, None);
         let created = run(py, &engine, || engine.create_relations(&ctx, &drafts))?;
-        Ok(relation_dicts(py, &created)?)
+        Ok(relation_records(created))
     }
 
     /// Append observations to an entity; with `supersedes`, the (single)
@@ -299,7 +289,7 @@ impl PyEngine {
         thread_id: Option<String>,
         confidence: Option<f64>,
         importance: Option<f64>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<ObservationRecord>> {
         let engine = self.engine()?;
         if supersedes.is_some() && contents.len() != 1 {
             return Err(InvalidParameterError::new_err(
@@ -320,7 +310,7 @@ impl PyEngine {
         let created = run(py, &engine, || {
             engine.add_observations(&ctx, entity, &drafts)
         })?;
-        Ok(observation_dicts(py, &created)?)
+        Ok(created.into_iter().map(ObservationRecord::from).collect())
     }
 
     /// Delete entities by name with everything attached; returns the names deleted.
@@ -362,88 +352,66 @@ impl PyEngine {
     }
 
     /// One entity with its current observations and relations.
-    fn get_entity<'py>(
-        &self,
-        py: Python<'py>,
-        namespace: &str,
-        name: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    fn get_entity(&self, py: Python<'_>, namespace: &str, name: &str) -> BindResult<EntityView> {
         let engine = self.engine()?;
         let view = run(py, &engine, || engine.get_entity(namespace, name))?;
-        Ok(view_dict(py, &view)?)
+        Ok(EntityView::from_core(py, view)?)
     }
 
     /// Entities by name and the relations among them: `(entities, relations)`.
-    fn open_nodes<'py>(
+    fn open_nodes(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         names: Vec<String>,
-    ) -> BindResult<DictLists<'py>> {
+    ) -> BindResult<GraphView> {
         let engine = self.engine()?;
-        let (views, relations) = run(py, &engine, || engine.open_nodes(namespace, &names))?;
-        let views = views
-            .iter()
-            .map(|v| view_dict(py, v))
-            .collect::<PyResult<_>>()?;
-        Ok((views, relation_dicts(py, &relations)?))
+        let found = run(py, &engine, || engine.open_nodes(namespace, &names))?;
+        Ok(GraphView::from_core(py, found)?)
     }
 
     /// A page of the graph; `summary` leaves observations out (counts only).
     #[pyo3(signature = (namespace, *, limit = 50, offset = 0, summary = false))]
-    fn read_graph<'py>(
+    fn read_graph(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         limit: usize,
         offset: usize,
         summary: bool,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<GraphPage> {
         let engine = self.engine()?;
         let page = run(py, &engine, || {
             engine.read_graph(namespace, limit, offset, summary)
         })?;
-        let d = PyDict::new(py);
-        let views: Vec<Bound<'py, PyDict>> = page
-            .entities
-            .iter()
-            .map(|v| view_dict(py, v))
-            .collect::<PyResult<_>>()?;
-        d.set_item("entities", views)?;
-        d.set_item("relations", relation_dicts(py, &page.relations)?)?;
-        d.set_item("total_entities", page.total_entities)?;
-        d.set_item("total_relations", page.total_relations)?;
-        Ok(d)
+        Ok(GraphPage::from_core(py, page, offset, summary)?)
     }
 
     /// Entities filtered by type, minimum importance and thread, most important first.
     #[pyo3(signature = (namespace, *, entity_type = None, min_importance = None, thread_id = None, limit = 50))]
-    fn query_nodes<'py>(
+    fn query_nodes(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         entity_type: Option<&str>,
         min_importance: Option<f64>,
         thread_id: Option<&str>,
         limit: usize,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<EntityView>> {
         let engine = self.engine()?;
-        let views = run(py, &engine, || {
+        let found = run(py, &engine, || {
             engine.query_nodes(namespace, entity_type, min_importance, thread_id, limit)
         })?;
-        Ok(views
-            .iter()
-            .map(|v| view_dict(py, v))
-            .collect::<PyResult<_>>()?)
+        Ok(view_records(py, found)?)
     }
 
     /// Entities within `depth` hops, nearest first, with the relation each was reached by.
     #[pyo3(signature = (namespace, name, *, depth = 2, direction = "both", relation_type = None,
         as_of = None, limit = 100))]
     #[allow(clippy::too_many_arguments)]
-    fn get_related<'py>(
+    fn get_related(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         name: &str,
         depth: usize,
@@ -451,7 +419,7 @@ impl PyEngine {
         relation_type: Option<&str>,
         as_of: Option<i64>,
         limit: usize,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<RelatedEntity>> {
         let engine = self.engine()?;
         let direction = Direction::parse(direction)?;
         let valid = valid_at(as_of, true);
@@ -467,41 +435,41 @@ impl PyEngine {
             )
         })?;
         Ok(found
-            .iter()
-            .map(|r| related_dict(py, r))
+            .into_iter()
+            .map(|r| RelatedEntity::from_core(py, r))
             .collect::<PyResult<_>>()?)
     }
 
     /// The shortest chain of relations between two entities (empty if unconnected).
     #[pyo3(signature = (namespace, source, target, *, max_depth = 6))]
-    fn find_relation_path<'py>(
+    fn find_relation_path(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         source: &str,
         target: &str,
         max_depth: usize,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<RelationRecord>> {
         let engine = self.engine()?;
         let path = run(py, &engine, || {
             engine.find_relation_path(namespace, source, target, max_depth)
         })?;
-        Ok(relation_dicts(py, &path)?)
+        Ok(relation_records(path))
     }
 
     /// An observation's version chain, oldest first.
-    fn observation_history<'py>(
+    fn observation_history(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         entity: &str,
         observation_id: &str,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<ObservationRecord>> {
         let engine = self.engine()?;
         let chain = run(py, &engine, || {
             engine.observation_history(namespace, entity, observation_id)
         })?;
-        Ok(observation_dicts(py, &chain)?)
+        Ok(chain.into_iter().map(ObservationRecord::from).collect())
     }
 
     /// recent_changes, top_important, most_connected, orphaned_entities.
@@ -578,7 +546,7 @@ impl PyEngine {
         text: &str,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         limit: usize,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<EntityHit>> {
         let engine = self.engine()?;
         let q = owned_vector(vector);
         let found = run(py, &engine, || {
@@ -591,12 +559,8 @@ impl PyEngine {
             )
         })?;
         Ok(found
-            .iter()
-            .map(|(v, s): &(EntityView, Scores)| {
-                let d = view_dict(py, v)?;
-                d.set_item("scores", scores_dict(py, s)?)?;
-                Ok(d)
-            })
+            .into_iter()
+            .map(|hit| EntityHit::from_core(py, hit))
             .collect::<PyResult<_>>()?)
     }
 }

@@ -44,6 +44,15 @@ mod _core {
     #[pymodule_export]
     use crate::conversation::turn_vector_text;
 
+    // The records the engine returns (records/).
+    #[pymodule_export]
+    use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
+    #[pymodule_export]
+    use crate::records::graph::{
+        EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
+        RelatedEntity, RelationRecord,
+    };
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;

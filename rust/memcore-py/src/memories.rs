@@ -3,14 +3,14 @@
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
+use memcore::engine::SimilarQuery;
 use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, run};
-use crate::records::{memory_dict, memory_dicts};
+use crate::records::facts::MemoryRecord;
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
 pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
@@ -23,7 +23,8 @@ pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
 
 #[pymethods]
 impl PyEngine {
-    /// Store a memory; returns it as a dict.
+    /// Store a memory; returns it as stored, and the valid memories it may
+    /// update (one call, one conversion: the facade's `store_memory` needs both).
     ///
     /// Args:
     ///     namespace: Isolation boundary.
@@ -31,13 +32,20 @@ impl PyEngine {
     ///     vector: Its embedding (float32, 1-D), or None for a text-only memory.
     ///     metadata: JSON text.
     ///     event_time, valid_from, expires_at: Microseconds since the epoch.
+    ///     similar_threshold: With a vector, also return the valid memories at least
+    ///         this cosine-similar to the new one (itself excluded); None for none.
+    ///     similar_limit: At most this many of them.
+    ///
+    /// Returns:
+    ///     `(memory, [(similar memory, cosine), ...])`, most similar first.
     ///
     /// Raises:
     ///     InvalidParameterError: A value is out of range or malformed.
     ///     PayloadTooLargeError: Content or metadata is over the size limit.
     #[pyo3(signature = (namespace, content, *, memory_type = "semantic", source = "extracted",
         confidence = 1.0, importance = 0.5, metadata = None, thread_id = None, user_id = None,
-        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None))]
+        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None,
+        similar_threshold = None, similar_limit = 5))]
     #[allow(clippy::too_many_arguments)]
     fn store_memory<'py>(
         &self,
@@ -56,7 +64,9 @@ impl PyEngine {
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         entities: Option<Vec<String>>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+        similar_threshold: Option<f32>,
+        similar_limit: usize,
+    ) -> BindResult<(MemoryRecord, Vec<(MemoryRecord, f32)>)> {
         let engine = self.engine()?;
         let new = NewMemory {
             namespace,
@@ -74,8 +84,18 @@ impl PyEngine {
             embedding: owned_vector(vector),
             entities: entities.unwrap_or_default(),
         };
-        let memory = run(py, &engine, || engine.store_memory(new))?;
-        Ok(memory_dict(py, &memory)?)
+        let similar = similar_threshold.map(|threshold| SimilarQuery {
+            threshold,
+            limit: similar_limit,
+        });
+        let (memory, found) = run(py, &engine, || {
+            engine.store_memory_with_similar(new, similar)
+        })?;
+        let found = found
+            .into_iter()
+            .map(|(m, cosine)| (MemoryRecord::from(m), cosine))
+            .collect();
+        Ok((MemoryRecord::from(memory), found))
     }
 
     /// Store many memories in one transaction (all or nothing).
@@ -102,7 +122,7 @@ impl PyEngine {
         metadatas: Option<Vec<Option<String>>>,
         thread_ids: Option<Vec<Option<String>>>,
         user_id: Option<String>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<MemoryRecord>> {
         let engine = self.engine()?;
         let n = contents.len();
         let mut vectors = owned_rows(vectors);
@@ -140,22 +160,17 @@ impl PyEngine {
             })
             .collect();
         let stored = run(py, &engine, || engine.store_memories(batch))?;
-        Ok(memory_dicts(py, &stored)?)
+        Ok(stored.into_iter().map(MemoryRecord::from).collect())
     }
 
     /// One memory by id (records the access time).
     ///
     /// Raises:
     ///     MemoryNotFoundError: No such memory in the namespace.
-    fn get_memory<'py>(
-        &self,
-        py: Python<'py>,
-        namespace: &str,
-        id: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    fn get_memory(&self, py: Python<'_>, namespace: &str, id: &str) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let memory = run(py, &engine, || engine.get_memory(namespace, id))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Update some fields of a memory; a new `content` needs its new `vector`
@@ -180,7 +195,7 @@ impl PyEngine {
         event_time: Option<i64>,
         expires_at: Option<i64>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let patch = MemoryPatch {
             content,
@@ -196,7 +211,7 @@ impl PyEngine {
             embedding: owned_vector(vector),
         };
         let memory = run(py, &engine, || engine.update_memory(namespace, id, patch))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Delete a memory for good.
@@ -210,16 +225,16 @@ impl PyEngine {
     #[pyo3(signature = (namespace, *, limit = 20, offset = 0, thread_id = None, as_of = None,
         valid_only = false))]
     #[allow(clippy::too_many_arguments)]
-    fn list_memories<'py>(
+    fn list_memories(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         limit: usize,
         offset: usize,
         thread_id: Option<String>,
         as_of: Option<i64>,
         valid_only: bool,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<MemoryRecord>> {
         let engine = self.engine()?;
         let query = ListQuery {
             limit,
@@ -228,7 +243,7 @@ impl PyEngine {
             valid: valid_at(as_of, valid_only),
         };
         let memories = run(py, &engine, || engine.list_memories(namespace, &query))?;
-        Ok(memory_dicts(py, &memories)?)
+        Ok(memories.into_iter().map(MemoryRecord::from).collect())
     }
 
     /// Number of memories in a namespace (every state).
@@ -239,30 +254,30 @@ impl PyEngine {
 
     /// Close a memory's validity now; it stays visible to `as_of` reads.
     #[pyo3(signature = (namespace, id, reason = None))]
-    fn invalidate<'py>(
+    fn invalidate(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         id: &str,
         reason: Option<String>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
         let memory = run(py, &engine, || engine.invalidate(namespace, id, reason))?;
-        Ok(memory_dict(py, &memory)?)
+        Ok(MemoryRecord::from(memory))
     }
 
     /// Mark `old_id` superseded by `new_id`; returns `(old, new)` as updated.
-    fn supersede_memory<'py>(
+    fn supersede_memory(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         old_id: &str,
         new_id: &str,
-    ) -> BindResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    ) -> BindResult<(MemoryRecord, MemoryRecord)> {
         let engine = self.engine()?;
         let (old, new) = run(py, &engine, || {
             engine.supersede_memory(namespace, old_id, new_id)
         })?;
-        Ok((memory_dict(py, &old)?, memory_dict(py, &new)?))
+        Ok((MemoryRecord::from(old), MemoryRecord::from(new)))
     }
 }

@@ -14,7 +14,8 @@ use memcore::{Memory, MemoryType, Source};
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
-use crate::records::{entity_dict, memory_dict, observation_dict, relation_dict};
+use crate::records::facts::MemoryRecord;
+use crate::records::graph::{EntityRecord, ObservationRecord, RelationRecord};
 
 fn with_vector<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, v: Option<&Vec<f32>>) -> PyResult<()> {
     if let Some(v) = v {
@@ -45,21 +46,21 @@ fn version_dict<'py>(
 fn record_dict<'py>(py: Python<'py>, record: &Restorable) -> PyResult<Bound<'py, PyDict>> {
     let d = match record {
         Restorable::Memory(m, v) => {
-            let d = memory_dict(py, m)?;
+            let d = MemoryRecord::from(m.clone()).raw_dict(py)?;
             with_vector(py, &d, v.as_ref())?;
             d
         }
         Restorable::Entity(e, v) => {
-            let d = entity_dict(py, e)?;
+            let d = EntityRecord::from(e.clone()).raw_dict(py)?;
             with_vector(py, &d, v.as_ref())?;
             d
         }
         Restorable::Observation(o, v) => {
-            let d = observation_dict(py, o)?;
+            let d = ObservationRecord::from(o.clone()).raw_dict(py)?;
             with_vector(py, &d, v.as_ref())?;
             d
         }
-        Restorable::Relation(r) => relation_dict(py, r)?,
+        Restorable::Relation(r) => RelationRecord::from(r.clone()).raw_dict(py)?,
         Restorable::Mention {
             memory_id,
             entity_id,

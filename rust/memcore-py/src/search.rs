@@ -1,35 +1,20 @@
 //! Search operations on `Engine`: vector, BM25, hybrid recall, similar
-//! memories, plus index maintenance. Hits come back as memory dicts with a
-//! `scores` dict; embeddings never cross the boundary outward.
+//! memories, plus index maintenance. Hits come back as `SearchHit` records
+//! (the memory, its scores, the score shown); embeddings never cross the
+//! boundary outward.
 
 use numpy::PyReadonlyArray1;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
-use memcore::{
-    FusionMode, Hit, Kind, KindSet, Memory, RecallOptions, Scores, SearchQuery, Weights,
-};
+use memcore::{FusionMode, Hit, Kind, KindSet, RecallOptions, SearchQuery, Weights};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, run};
 use crate::memories::valid_at;
-use crate::records::{memory_dict, scores_dict};
-
-fn hit_dicts<'py>(
-    py: Python<'py>,
-    found: &[(Memory, Scores)],
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    found
-        .iter()
-        .map(|(m, s)| {
-            let d = memory_dict(py, m)?;
-            d.set_item(intern!(py, "scores"), scores_dict(py, s)?)?;
-            Ok(d)
-        })
-        .collect()
-}
+use crate::records::facts::{
+    CompactReport, IndexHealth, MemoryRecord, Relevance, SearchHit, search_hits,
+};
 
 /// `(vector, bm25, ppr)` as fusion weights, each a non-negative number.
 pub(crate) fn checked_weights((vector, bm25, ppr): (f32, f32, f32)) -> BindResult<Weights> {
@@ -106,7 +91,7 @@ impl PyEngine {
     ///     valid_only: False to include invalid and superseded records.
     ///
     /// Returns:
-    ///     Memory dicts with a `scores` dict, best first.
+    ///     Hits best first, `relevance_score` the cosine.
     #[pyo3(signature = (namespace, vector, *, limit = 10, thread_id = None, as_of = None,
         valid_only = true, kinds = None))]
     #[allow(clippy::too_many_arguments)]
@@ -120,7 +105,7 @@ impl PyEngine {
         as_of: Option<i64>,
         valid_only: bool,
         kinds: Option<Vec<String>>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
             namespace,
@@ -135,16 +120,16 @@ impl PyEngine {
             let hits = engine.search_vector(&scope.query(), &q)?;
             engine.memories_for(&hits)
         })?;
-        Ok(hit_dicts(py, &found)?)
+        Ok(search_hits(py, found, Relevance::Vector)?)
     }
 
     /// Best BM25 matches of `text` among memories.
     #[pyo3(signature = (namespace, text, *, limit = 10, thread_id = None, as_of = None,
         valid_only = true, kinds = None))]
     #[allow(clippy::too_many_arguments)]
-    fn search_text<'py>(
+    fn search_text(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: String,
         text: &str,
         limit: usize,
@@ -152,7 +137,7 @@ impl PyEngine {
         as_of: Option<i64>,
         valid_only: bool,
         kinds: Option<Vec<String>>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
             namespace,
@@ -166,7 +151,7 @@ impl PyEngine {
             let hits = engine.search_text(&scope.query(), text)?;
             engine.memories_for(&hits)
         })?;
-        Ok(hit_dicts(py, &found)?)
+        Ok(search_hits(py, found, Relevance::Bm25)?)
     }
 
     /// Hybrid recall: vector + BM25 (+ PPR once the graph exists), z-score
@@ -188,7 +173,7 @@ impl PyEngine {
         kinds: Option<Vec<String>>,
         weights: Option<(f32, f32, f32)>,
         mode: &str,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
             namespace,
@@ -209,13 +194,13 @@ impl PyEngine {
             let hits: Vec<Hit> = engine.recall(&scope.query(), text, q.as_deref(), &options)?;
             engine.memories_for(&hits)
         })?;
-        Ok(hit_dicts(py, &found)?)
+        Ok(search_hits(py, found, Relevance::Fused)?)
     }
 
     /// Valid memories at least `threshold` cosine-similar to `vector`.
     ///
     /// Returns:
-    ///     `(memory dict, cosine)` pairs, most similar first.
+    ///     `(memory, cosine)` pairs, most similar first.
     #[pyo3(signature = (namespace, vector, *, exclude_id = None, threshold = 0.8, limit = 5))]
     fn similar_memories<'py>(
         &self,
@@ -225,16 +210,16 @@ impl PyEngine {
         exclude_id: Option<&str>,
         threshold: f32,
         limit: usize,
-    ) -> BindResult<Vec<(Bound<'py, PyDict>, f32)>> {
+    ) -> BindResult<Vec<(MemoryRecord, f32)>> {
         let engine = self.engine()?;
         let q = owned_vector(Some(vector)).unwrap_or_default();
         let found = run(py, &engine, || {
             engine.similar_memories(namespace, &q, exclude_id, threshold, limit)
         })?;
         Ok(found
-            .iter()
-            .map(|(m, s)| Ok((memory_dict(py, m)?, *s)))
-            .collect::<PyResult<_>>()?)
+            .into_iter()
+            .map(|(m, s)| (MemoryRecord::from(m), s))
+            .collect())
     }
 
     /// Block until every write so far is committed to the indexes and saved.
@@ -246,14 +231,10 @@ impl PyEngine {
     /// Compact the indexes (HNSW rebuilt when tombstones exceed ~20% or
     /// `force`; text segments merged). Returns what was done.
     #[pyo3(signature = (force = false))]
-    fn compact<'py>(&self, py: Python<'py>, force: bool) -> BindResult<Bound<'py, PyDict>> {
+    fn compact(&self, py: Python<'_>, force: bool) -> BindResult<CompactReport> {
         let engine = self.engine()?;
         let report = run(py, &engine, || engine.compact(force))?;
-        let d = PyDict::new(py);
-        d.set_item("vectors_rebuilt", report.vectors_rebuilt)?;
-        d.set_item("tombstones_dropped", report.tombstones_dropped)?;
-        d.set_item("text_merged", report.text_merged)?;
-        Ok(d)
+        Ok(CompactReport::from(report))
     }
 
     /// Drop both indexes and rebuild them from the store.
@@ -263,19 +244,8 @@ impl PyEngine {
     }
 
     /// Sizes and health of the indexes.
-    fn index_status<'py>(&self, py: Python<'py>) -> BindResult<Bound<'py, PyDict>> {
+    fn index_status(&self, py: Python<'_>) -> BindResult<IndexHealth> {
         let engine = self.engine()?;
-        let s = py.detach(|| engine.index_status());
-        let d = PyDict::new(py);
-        d.set_item("documents", s.documents)?;
-        d.set_item("vectors", s.vectors)?;
-        d.set_item("vectors_pending", s.vectors_pending)?;
-        d.set_item("vector_tombstones", s.vector_tombstones)?;
-        d.set_item("dim", s.dim)?;
-        d.set_item("text_documents", s.text_documents)?;
-        d.set_item("text_pending", s.text_pending)?;
-        d.set_item("last_error", s.last_error)?;
-        d.set_item("warnings", s.warnings)?;
-        Ok(d)
+        Ok(IndexHealth::from(py.detach(|| engine.index_status())))
     }
 }

@@ -94,7 +94,7 @@ pub fn date_label(at: Timestamp) -> String {
 
 /// (year, month 1-12, day 1-31) of a day count since 1970-01-01, in the
 /// proleptic Gregorian calendar (the days-to-civil algorithm over 400-year eras).
-fn civil_date(days: i64) -> (i64, u32, u32) {
+pub fn civil_date(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

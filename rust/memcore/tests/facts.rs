@@ -831,3 +831,49 @@ fn threads_share_one_engine() {
     assert_eq!(log.len(), THREADS * PER_THREAD);
     assert!(log.windows(2).all(|w| w[0].seq < w[1].seq));
 }
+
+#[test]
+fn store_with_similar_returns_the_close_valid_memories_but_not_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let with_vector = |content: &str, v: Vec<f32>| NewMemory {
+        embedding: Some(v),
+        ..NewMemory::text(content)
+    };
+    let near = engine
+        .store_memory(with_vector("User lives in Seattle", vec![1.0, 0.1]))
+        .unwrap();
+    engine
+        .store_memory(with_vector("User likes tea", vec![0.0, 1.0]))
+        .unwrap();
+    let query = memcore::engine::SimilarQuery {
+        threshold: 0.8,
+        limit: 5,
+    };
+    let (stored, similar) = engine
+        .store_memory_with_similar(
+            with_vector("User moved to Austin", vec![1.0, 0.0]),
+            Some(query),
+        )
+        .unwrap();
+    assert_eq!(
+        similar
+            .iter()
+            .map(|(m, _)| m.id.as_str())
+            .collect::<Vec<_>>(),
+        [near.id.as_str()]
+    );
+    assert!(similar[0].1 > 0.99, "the cosine comes with the memory");
+    assert_eq!(
+        engine.get_memory("default", &stored.id).unwrap().content,
+        stored.content
+    );
+    // No query, or no vector: the store alone.
+    let (_, none) = engine
+        .store_memory_with_similar(with_vector("User moved again", vec![1.0, 0.0]), None)
+        .unwrap();
+    let (_, text_only) = engine
+        .store_memory_with_similar(NewMemory::text("User moved twice"), Some(query))
+        .unwrap();
+    assert!(none.is_empty() && text_only.is_empty());
+}

@@ -25,6 +25,7 @@ mod recovery;
 mod reset;
 mod restore;
 mod search;
+mod store_similar;
 mod upkeep;
 
 use std::path::Path;
@@ -61,6 +62,7 @@ pub use overview::{DirEntry, top_terms};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores};
+pub use store_similar::SimilarQuery;
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 
 /// Tables whose records carry generated ids (`prefix_` + 26-char body).

@@ -1,0 +1,295 @@
+//! The knowledge graph: `EntityRecord`, `ObservationRecord`, `RelationRecord`,
+//! and what the core returns around them (`EntityView`, `EntityHit`,
+//! `RelatedEntity`, `GraphView`, `GraphPage`).
+
+use pyo3::prelude::*;
+
+use memcore::Scores as CoreScores;
+use memcore::engine::{
+    EntityView as CoreView, GraphPage as CorePage, RelatedEntity as CoreRelated,
+};
+use memcore::knowledge::{Entity, Observation, Relation};
+
+use super::facts::Scores;
+use super::{Flat, Records, Stamp, record};
+
+record! {
+    /// A node of the knowledge graph (a person, project, file, concept…).
+    EntityRecord {
+        id: String,
+        namespace: String,
+        name: String,
+        entity_type: String,
+        description: Option<String>,
+        importance: f64,
+        confidence: f64,
+        thread_id: Option<String>,
+        created_at: Stamp,
+        updated_at: Stamp,
+        valid_from: Stamp,
+        valid_until: Option<Stamp>,
+    }
+}
+
+impl From<Entity> for EntityRecord {
+    fn from(e: Entity) -> Self {
+        Self {
+            id: e.id,
+            namespace: e.namespace,
+            name: e.name,
+            entity_type: e.entity_type,
+            description: e.description,
+            importance: e.importance,
+            confidence: e.confidence,
+            thread_id: e.thread_id,
+            created_at: Stamp(e.created_at),
+            updated_at: Stamp(e.updated_at),
+            valid_from: Stamp(e.valid_from),
+            valid_until: e.valid_until.map(Stamp),
+        }
+    }
+}
+
+record! {
+    /// One atomic fact about an entity, in a version chain (`supersedes`/`superseded_by`).
+    ObservationRecord {
+        id: String,
+        namespace: String,
+        entity_id: String,
+        entity_name: String,
+        content: String,
+        version: i64,
+        supersedes: Option<String>,
+        superseded_by: Option<String>,
+        thread_id: Option<String>,
+        confidence: f64,
+        importance: f64,
+        timestamp: Stamp,
+        valid_from: Stamp,
+        valid_until: Option<Stamp>,
+    }
+}
+
+impl From<Observation> for ObservationRecord {
+    fn from(o: Observation) -> Self {
+        Self {
+            id: o.id,
+            namespace: o.namespace,
+            entity_id: o.entity_id,
+            entity_name: o.entity_name,
+            content: o.content,
+            version: o.version,
+            supersedes: o.supersedes,
+            superseded_by: o.superseded_by,
+            thread_id: o.thread_id,
+            confidence: o.confidence,
+            importance: o.importance,
+            timestamp: Stamp(o.created_at),
+            valid_from: Stamp(o.valid_from),
+            valid_until: o.valid_until.map(Stamp),
+        }
+    }
+}
+
+#[pymethods]
+impl ObservationRecord {
+    /// Whether this is the latest version (not superseded).
+    #[getter]
+    fn is_current(&self) -> bool {
+        self.superseded_by.is_none()
+    }
+}
+
+record! {
+    /// A directed, typed, weighted edge. `from_name`/`to_name` are entity names
+    /// (`from`/`to` in `to_dict()`, as in the reference server); `from_entity`/`to_entity`
+    /// are entity ids.
+    RelationRecord {
+        id: String,
+        namespace: String,
+        from_name as "from": String,
+        to_name as "to": String,
+        from_entity: String,
+        to_entity: String,
+        relation_type: String,
+        importance: f64,
+        thread_id: Option<String>,
+        created_at: Stamp,
+        valid_from: Stamp,
+        valid_until: Option<Stamp>,
+    }
+}
+
+impl From<Relation> for RelationRecord {
+    fn from(r: Relation) -> Self {
+        Self {
+            id: r.id,
+            namespace: r.namespace,
+            from_name: r.from_name,
+            to_name: r.to_name,
+            from_entity: r.from_entity,
+            to_entity: r.to_entity,
+            relation_type: r.relation_type,
+            importance: r.importance,
+            thread_id: r.thread_id,
+            created_at: Stamp(r.created_at),
+            valid_from: Stamp(r.valid_from),
+            valid_until: r.valid_until.map(Stamp),
+        }
+    }
+}
+
+record! {
+    /// An entity with its current observations (empty in summary reads; the count is
+    /// always there) and every relation it takes part in.
+    EntityView {
+        entity: Flat<EntityRecord>,
+        observations: Records<ObservationRecord>,
+        observation_count: usize,
+        relations: Records<RelationRecord>,
+    }
+}
+
+impl EntityView {
+    pub fn from_core(py: Python<'_>, v: CoreView) -> PyResult<Self> {
+        Ok(Self {
+            entity: Flat(Py::new(py, EntityRecord::from(v.entity))?),
+            observations: Records::new(
+                py,
+                v.observations.into_iter().map(ObservationRecord::from),
+            )?,
+            observation_count: v.observation_count,
+            relations: Records::new(py, v.relations.into_iter().map(RelationRecord::from))?,
+        })
+    }
+}
+
+#[pymethods]
+impl EntityView {
+    /// The entity's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.entity.0.get().name.clone()
+    }
+}
+
+record! {
+    /// An entity found by `search_nodes`, with the scores of its best-matching document.
+    EntityHit {
+        view: Flat<EntityView>,
+        scores: Py<Scores>,
+    }
+}
+
+impl EntityHit {
+    pub fn from_core(py: Python<'_>, (view, scores): (CoreView, CoreScores)) -> PyResult<Self> {
+        Ok(Self {
+            view: Flat(Py::new(py, EntityView::from_core(py, view)?)?),
+            scores: Py::new(py, Scores::from(scores))?,
+        })
+    }
+}
+
+#[pymethods]
+impl EntityHit {
+    /// The entity's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.view.0.get().entity.0.get().name.clone()
+    }
+}
+
+record! {
+    /// An entity reached by `get_related`: how deep, through which relation, from whom.
+    RelatedEntity {
+        entity: Flat<EntityRecord>,
+        depth: usize,
+        via: Py<RelationRecord>,
+        parent: String,
+    }
+}
+
+impl RelatedEntity {
+    pub fn from_core(py: Python<'_>, r: CoreRelated) -> PyResult<Self> {
+        Ok(Self {
+            entity: Flat(Py::new(py, EntityRecord::from(r.entity))?),
+            depth: r.depth,
+            via: Py::new(py, RelationRecord::from(r.via))?,
+            parent: r.parent,
+        })
+    }
+}
+
+#[pymethods]
+impl RelatedEntity {
+    /// The entity's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.entity.0.get().name.clone()
+    }
+}
+
+record! {
+    /// Entities and the relations among them (`open_nodes`).
+    GraphView {
+        entities: Records<EntityView>,
+        relations: Records<RelationRecord>,
+    }
+}
+
+impl GraphView {
+    pub fn from_core(
+        py: Python<'_>,
+        (views, relations): (Vec<CoreView>, Vec<Relation>),
+    ) -> PyResult<Self> {
+        Ok(Self {
+            entities: Records::try_new(
+                py,
+                views.into_iter().map(|v| EntityView::from_core(py, v)),
+            )?,
+            relations: Records::new(py, relations.into_iter().map(RelationRecord::from))?,
+        })
+    }
+}
+
+record! {
+    /// A page of `read_graph`: entities oldest first, the relations among them, the
+    /// namespace's totals, and the offset of the next page (None on the last one).
+    GraphPage {
+        entities: Records<EntityView>,
+        relations: Records<RelationRecord>,
+        total_entities: i64,
+        total_relations: i64,
+        offset: usize,
+        next_offset: Option<usize>,
+        summary: bool,
+    }
+}
+
+impl GraphPage {
+    /// The page the core read from `offset`, with `summary` as asked.
+    pub fn from_core(
+        py: Python<'_>,
+        page: CorePage,
+        offset: usize,
+        summary: bool,
+    ) -> PyResult<Self> {
+        let end = offset + page.entities.len();
+        let more = i64::try_from(end).is_ok_and(|end| end < page.total_entities);
+        let next_offset = (!page.entities.is_empty() && more).then_some(end);
+        Ok(Self {
+            entities: Records::try_new(
+                py,
+                page.entities
+                    .into_iter()
+                    .map(|v| EntityView::from_core(py, v)),
+            )?,
+            relations: Records::new(py, page.relations.into_iter().map(RelationRecord::from))?,
+            total_entities: page.total_entities,
+            total_relations: page.total_relations,
+            offset,
+            next_offset,
+            summary,
+        })
+    }
+}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memcore._facade.base import VectorLike, as_vector
+from memcore._facade.code_store import ProjectRows
 from memcore._facade.search import SearchAPI, _query_text
 from memcore.errors import StorageError, invalid
 from memcore.records.code import CodeHit, IndexReport, IndexStatus, ProgressCallback
@@ -231,11 +232,9 @@ class CodeAPI(SearchAPI):
         root, pid = project_identity(path, project_id)
         state = self._code_state()
         return ProjectIndexer(
-            self._engine,
+            ProjectRows(self._engine, ns, pid),
             self._embeddings,
-            namespace=ns,
             root=root,
-            project_id=pid,
             follow_symlinks=follow_symlinks,
             embed_wait=embed_wait,
             cancel=state.closing,

@@ -33,6 +33,7 @@ from memcore._core import Engine
 from memcore._facade.base import Vector, VectorLike, as_vector, check_text_size
 from memcore._facade.conversation_handles import (
     Conversation,
+    ConversationStore,
     DocumentLedger,
     build_procedures,
 )
@@ -86,7 +87,13 @@ class ConversationAPI(SearchAPI):
             namespace: Override the instance's namespace.
         """
         return Conversation(
-            self, conversation_id, thread_id=thread_id, namespace=self._ns(namespace)
+            self,
+            conversation_id,
+            thread_id=thread_id,
+            namespace=self._ns(namespace),
+            store=ConversationStore(
+                self._engine, self._document_resolver, self._content_limit, self._record
+            ),
         )
 
     def record_turn(

@@ -1,6 +1,7 @@
 """Code search: index a project (optionally watched), search its chunks, manage projects.
 
-Scanning, chunking and embedding happen in :mod:`memcore.code`; the core stores the
+Scanning, chunking and embedding happen in :mod:`memcore.code`, whose pass reaches the
+engine only through :class:`~memcore._facade.code_store.ProjectRows`; the core stores the
 chunks per file, keeps the project status and runs the hybrid search (the same z-score
 fusion as ``recall``, restricted to code chunks). The indexer and the watcher (with
 tree-sitter, pathspec and watchfiles behind them) are imported on first use, so that

@@ -2,7 +2,7 @@
 
 Building a 100k store or a peer's index takes a while, so each is built once per scale and
 shared by the areas that need it; whoever asks first pays (and bench_ingest asks first on
-purpose, so that its timings are the build itself).
+purpose, so that its timings are the build itself; the build is `benches.building`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import numpy as np
 
 from benches import workloads
 from benches.peers import Peer, load_peer
+from benches.stores import NAMESPACE, BuiltStore
 
-NAMESPACE = "default"
+__all__ = ["NAMESPACE", "BuiltStore", "Context", "Settings"]
 
 
 @dataclass(frozen=True)
@@ -40,17 +41,6 @@ class Settings:
     @property
     def max_scale(self) -> int:
         return max(self.scales)
-
-
-@dataclass
-class BuiltStore:
-    """A memcore data directory holding one workload, closed, and the id of each text."""
-
-    path: Path
-    ids: list[str]
-
-    def index_of(self) -> dict[str, int]:
-        return {memory_id: i for i, memory_id in enumerate(self.ids)}
 
 
 @dataclass
@@ -105,7 +95,7 @@ class Context:
         return self._stores[scale]
 
     def _default_build(self, scale: int) -> Callable[[Path], BuiltStore]:
-        from benches.bench_ingest import ingest
+        from benches.building import ingest
 
         def build(path: Path) -> BuiltStore:
             return ingest(self, scale, path, with_graph=True).store

@@ -1,13 +1,17 @@
-"""Opening memcore stores for the benches, and waiting for the background indexer."""
+"""Opening memcore stores for the benches, waiting for the background indexer, and the
+stores built once per scale."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from memcore import Memory
+
+NAMESPACE = "default"
 
 # How long the indexer may take to drain after flush() before the bench calls it stuck.
 SETTLE_TIMEOUT_S = 600.0
@@ -32,3 +36,14 @@ def settle(mem: Memory) -> None:
         if time.perf_counter() > deadline:
             raise RuntimeError(f"indexer did not settle: {status}")
         time.sleep(0.005)
+
+
+@dataclass
+class BuiltStore:
+    """A memcore data directory holding one workload, closed, and the id of each text."""
+
+    path: Path
+    ids: list[str]
+
+    def index_of(self) -> dict[str, int]:
+        return {memory_id: i for i, memory_id in enumerate(self.ids)}

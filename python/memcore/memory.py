@@ -20,11 +20,12 @@ import numpy.typing as npt
 
 from memcore import _core
 from memcore._facade.code import CodeAPI
-from memcore._facade.conversation import ConversationAPI
 from memcore._facade.facts import FactsAPI
 from memcore._facade.graph import GraphAPI
+from memcore._facade.graph_libraries import GraphLibrariesAPI
 from memcore._facade.maintenance import MaintenanceAPI
 from memcore._facade.store_health import StoreHealthAPI
+from memcore._facade.turn_lifecycle import TurnLifecycleAPI
 from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
 from memcore.errors import invalid
@@ -37,7 +38,15 @@ Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
 _log = logging.getLogger("memcore.indexes")
 
 
-class Memory(FactsAPI, GraphAPI, ConversationAPI, CodeAPI, MaintenanceAPI, StoreHealthAPI):
+class Memory(
+    FactsAPI,
+    GraphAPI,
+    GraphLibrariesAPI,
+    TurnLifecycleAPI,
+    CodeAPI,
+    MaintenanceAPI,
+    StoreHealthAPI,
+):
     """Long-term memory for an agent, backed by one data directory.
 
     Args:

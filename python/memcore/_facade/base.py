@@ -90,3 +90,12 @@ def as_vector(value: Any) -> Vector:
     if array.ndim != 1:
         raise invalid("vector", f"vector must be one-dimensional, got shape {array.shape}.")
     return array
+
+
+def native_engine(memory: FacadeBase) -> Engine:
+    """The engine behind an open store, for the facade's modules that move records with
+    their own ids and times (export and import: only the engine writes them back as they
+    were). The front (MCP, CLI) never calls it: it does not import this module
+    (tests/test_layers.py).
+    """
+    return memory._engine

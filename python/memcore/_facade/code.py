@@ -1,6 +1,7 @@
 """Code search: index a project (optionally watched), search its chunks, manage projects.
 
-Scanning, chunking and embedding happen in :mod:`memcore.code`; the core stores the
+Scanning, chunking and embedding happen in :mod:`memcore.code`, whose pass reaches the
+engine only through :class:`~memcore._facade.code_store.ProjectRows`; the core stores the
 chunks per file, keeps the project status and runs the hybrid search (the same z-score
 fusion as ``recall``, restricted to code chunks). The indexer and the watcher (with
 tree-sitter, pathspec and watchfiles behind them) are imported on first use, so that
@@ -14,9 +15,11 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memcore._facade.base import VectorLike, as_vector
+from memcore._facade.code_store import ProjectRows
 from memcore._facade.search import SearchAPI, _query_text
 from memcore.errors import StorageError, invalid
 from memcore.records.code import CodeHit, IndexReport, IndexStatus, ProgressCallback
@@ -221,22 +224,18 @@ class CodeAPI(SearchAPI):
         embed_wait: float,
         watch: bool,
     ) -> ProjectIndexer:
-        from memcore.code.indexer import ProjectIndexer, default_project_id
-        from memcore.code.scanner import resolve_root
+        from memcore.code.indexer import ProjectIndexer
 
         if project_id is not None and (not isinstance(project_id, str) or not project_id.strip()):
             raise invalid(
                 "project_id", f"project_id must be a non-empty string, got {project_id!r}."
             )
-        root = resolve_root(path)
-        pid = project_id if project_id is not None else default_project_id(root)
+        root, pid = project_identity(path, project_id)
         state = self._code_state()
         return ProjectIndexer(
-            self._engine,
+            ProjectRows(self._engine, ns, pid),
             self._embeddings,
-            namespace=ns,
             root=root,
-            project_id=pid,
             follow_symlinks=follow_symlinks,
             embed_wait=embed_wait,
             cancel=state.closing,
@@ -274,6 +273,25 @@ class CodeAPI(SearchAPI):
         for watcher in watchers:
             if watcher.stop(WATCHER_JOIN_SECONDS):
                 _settle(watcher)
+
+
+def project_identity(
+    path: str | os.PathLike[str], project_id: str | None = None
+) -> tuple[Path, str]:
+    """Where a project is and the id `index_project` files it under: the resolved root,
+    and `project_id`, or by default ``"<folder name>-<8 hex>"`` from a hash of the root.
+
+    For callers that answer before a pass has started (the MCP tool reports the id of
+    the pass it runs in the background).
+
+    Raises:
+        InvalidParameterError: The path is not an existing directory.
+    """
+    from memcore.code.indexer import default_project_id
+    from memcore.code.scanner import resolve_root
+
+    root = resolve_root(path)
+    return root, project_id if project_id is not None else default_project_id(root)
 
 
 def _settle(watcher: ProjectWatcher) -> None:

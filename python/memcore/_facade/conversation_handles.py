@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memcore import _core
 from memcore._facade.documents import DocumentResolver, Snapshot, snapshot
@@ -242,6 +242,76 @@ class DocumentLedger:
         return max(seen, default=None)
 
 
+class RecordTurn(Protocol):
+    """The facade's one native `record_turn` (`ConversationAPI._record`)."""
+
+    def __call__(
+        self,
+        namespace: str,
+        conversation_id: str,
+        turn_id: str,
+        user_text: str,
+        *,
+        agent_text: str | None,
+        thread_id: str | None,
+        procedures: list[dict[str, Any]],
+        vector: VectorLike | None,
+        at: int | None,
+    ) -> TurnResult: ...
+
+
+class ConversationStore:
+    """What `Conversation` and `Turn` need from the facade beyond its public methods,
+    handed to them by `ConversationAPI.conversation`, so they never read its internals.
+
+    Args:
+        engine: The native engine, read side (document heads, stored turns).
+        resolver: The store's document-id resolver.
+        content_limit: The content limit of a version now (it may change between turns).
+        record: Records one turn.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        resolver: Callable[[], DocumentResolver],
+        content_limit: Callable[[], int],
+        record: RecordTurn,
+    ) -> None:
+        self._engine = engine
+        self._resolver = resolver
+        self._content_limit = content_limit
+        self.record = record
+
+    def document_resolver(self) -> DocumentResolver:
+        """Canonicalises document ids (the store's mode and project root)."""
+        return self._resolver()
+
+    def content_limit(self) -> int:
+        """Bytes of content stored with a document version.
+
+        Raises:
+            InvalidParameterError: `Memory.document_content_limit` is not a valid size.
+        """
+        return self._content_limit()
+
+    def ledger(self, namespace: str, conversation_id: str) -> DocumentLedger:
+        """Document versions as a new turn of the conversation will leave them."""
+        return DocumentLedger(self._engine, namespace, conversation_id)
+
+    def stored_documents(self, namespace: str, conversation_id: str) -> list[str]:
+        """Documents the conversation's latest recorded turns touched, first seen first."""
+        engine = self._engine
+        # The core lists turns from the first one (no offset, no newest-first): past 1000
+        # turns these are the last of the first 1000, an accepted gap for now.
+        turns = engine.conversation_turns(namespace, conversation_id, limit=1000)
+        paths: list[str] = []
+        for t in turns[-STORED_TURNS_SCANNED:]:
+            full = engine.get_turn(namespace, conversation_id, t["turn_id"])
+            paths.extend(v["path"] for p in full["procedures"] for v in p["documents"])
+        return list(dict.fromkeys(paths))
+
+
 class Conversation:
     """A conversation of the interaction log; `mem.conversation(id)` makes one.
 
@@ -257,10 +327,12 @@ class Conversation:
         *,
         thread_id: str | None,
         namespace: str,
+        store: ConversationStore,
     ) -> None:
         if not isinstance(conversation_id, str) or not conversation_id.strip():
             raise invalid("conversation_id", "conversation_id must be a non-empty string.")
         self._api = api
+        self._store = store
         self.id = conversation_id
         self.thread_id = thread_id
         self.namespace = namespace
@@ -378,19 +450,8 @@ class Conversation:
         """Canonical ids of the documents this conversation touched: those of its
         latest recorded turns, and every read or procedure of this object's turns."""
         if self._stored is None:
-            self._stored = self._stored_documents()
+            self._stored = self._store.stored_documents(self.namespace, self.id)
         return list(dict.fromkeys([*self._stored, *self._touched]))
-
-    def _stored_documents(self) -> list[str]:
-        engine, ns = self._api._engine, self.namespace
-        # The core lists turns from the first one (no offset, no newest-first): past 1000
-        # turns these are the last of the first 1000, an accepted gap for now.
-        turns = engine.conversation_turns(ns, self.id, limit=1000)[-STORED_TURNS_SCANNED:]
-        paths: list[str] = []
-        for t in turns:
-            full = engine.get_turn(ns, self.id, t["turn_id"])
-            paths.extend(v["path"] for p in full["procedures"] for v in p["documents"])
-        return list(dict.fromkeys(paths))
 
     def _touch(self, path: str) -> None:
         self._touched[path] = None
@@ -419,18 +480,18 @@ class Turn:
             raise invalid("user", "user must be the non-empty text of the user's message.")
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise invalid("turn_id", "turn_id must be a non-empty string or None.")
-        api = conversation._api
+        store = conversation._store
         self._conversation = conversation
-        self._api = api
-        self._resolver = api._document_resolver()
-        self._content_limit = api._content_limit()
+        self._store = store
+        self._resolver = store.document_resolver()
+        self._content_limit = store.content_limit()
         self.turn_id = turn_id if turn_id is not None else uuid.uuid4().hex
         self.user_text = user
         self.thread_id = thread_id
         # A turn happened when the user asked, not when its record was written.
         self._at = optional_micros(at, "at") if at is not None else now_micros()
         self._vector = vector
-        self._ledger = DocumentLedger(api._engine, conversation.namespace, conversation.id)
+        self._ledger = store.ledger(conversation.namespace, conversation.id)
         self._procedures: list[dict[str, Any]] = []
         self._agent: list[str] = []
         self._result: TurnResult | None = None
@@ -547,7 +608,7 @@ class Turn:
         """Record the turn now (the `with` block does this on a clean exit)."""
         self._check_open()
         conversation = self._conversation
-        result = self._api._record(
+        result = self._store.record(
             conversation.namespace,
             conversation.id,
             self.turn_id,

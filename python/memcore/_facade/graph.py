@@ -1,5 +1,6 @@
 """The knowledge graph: save_memory, the reference server's operations, traversal,
-Personalized PageRank, analytics, communities and the rustworkx escape hatch.
+Personalized PageRank and analytics. Communities and the rustworkx view, which hand the
+graph to other libraries, are in `memcore._facade.graph_libraries`.
 
 Every rule lives in the core; this layer checks argument shapes, embeds entity texts and
 observations (one batch per call), and composes the results the core does not return as
@@ -12,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memcore._core import Engine
-from memcore._facade import communities
 from memcore._facade.base import Vector, VectorLike, as_vector
 from memcore._facade.facts import _count, _number
 from memcore._facade.search import SearchAPI
@@ -20,7 +20,6 @@ from memcore._time import TimeLike, optional_micros
 from memcore.errors import invalid
 from memcore.records.graph import (
     Analytics,
-    Communities,
     EntityHit,
     EntityRecord,
     EntityScore,
@@ -33,11 +32,6 @@ from memcore.records.graph import (
     RelationRecord,
     SaveResult,
 )
-
-#: The node kinds `to_rustworkx` can include.
-GRAPH_KINDS = ("entity", "memory")
-#: Page size when collecting the memories of `to_rustworkx` (the core's list maximum).
-_MEMORY_PAGE = 1000
 
 
 class GraphAPI(SearchAPI):
@@ -462,88 +456,7 @@ class GraphAPI(SearchAPI):
         )
         return [EntityScore(name=name, score=score) for name, score in raw]
 
-    def detect_communities(
-        self,
-        resolution: float = 1.0,
-        seed: int | None = None,
-        *,
-        min_size: int = 1,
-        namespace: str | None = None,
-    ) -> Communities:
-        """Groups of densely related entities (Leiden, relations undirected, weighted).
-
-        Args:
-            resolution: Higher gives more, smaller groups (1.0 = modularity).
-            seed: Random seed for a reproducible partition.
-            min_size: Leave out groups smaller than this (2 hides isolated entities).
-            namespace: Override the instance's namespace.
-
-        Raises:
-            ModuleNotFoundError: leidenalg or python-igraph is not installed.
-        """
-        value = _number("resolution", resolution)
-        if not value > 0:
-            raise invalid("resolution", f"resolution must be positive, got {resolution!r}.")
-        if seed is not None:
-            seed = _count("seed", seed, minimum=0)
-        arrays = self._engine.graph_arrays(self._ns(namespace))
-        return communities.detect_communities(
-            arrays, resolution=value, seed=seed, min_size=_count("min_size", min_size)
-        )
-
-    def to_rustworkx(
-        self, kinds: Sequence[str] = GRAPH_KINDS, *, namespace: str | None = None
-    ) -> Any:
-        """The live graph as a `rustworkx.PyDiGraph`, for any rustworkx algorithm.
-
-        Entity nodes and relation edges always; with "memory" in `kinds`, also the
-        currently valid memories that mention an entity, each with mention edges to
-        those entities. Payloads are plain dicts (see `memcore._facade.communities.to_rustworkx`);
-        `graph.attrs["node_of"]` maps entity names and memory ids to node indices.
-
-        Raises:
-            ModuleNotFoundError: rustworkx is not installed.
-            InvalidParameterError: An unknown kind.
-        """
-        chosen = set(_strings("kinds", kinds))
-        if not chosen <= set(GRAPH_KINDS) or "entity" not in chosen:
-            raise invalid(
-                "kinds", f"kinds must include 'entity' and may add 'memory', got {kinds!r}."
-            )
-        ns = self._ns(namespace)
-        arrays = self._engine.graph_arrays(ns)
-        if "memory" not in chosen:
-            return communities.to_rustworkx(arrays, namespace=ns)
-        mentions = self._engine.mentions(ns)
-        memories = self._mentioned_memories(ns, {m for m, _, _ in mentions})
-        return communities.to_rustworkx(arrays, namespace=ns, memories=memories, mentions=mentions)
-
     # -- helpers -----------------------------------------------------------------------------
-
-    def _mentioned_memories(self, namespace: str, ids: set[str]) -> list[dict[str, Any]]:
-        """The currently valid memories among `ids`, in one pass over the namespace, as the
-        fields a memory node of `to_rustworkx` carries."""
-        found: list[dict[str, Any]] = []
-        offset = 0
-        while ids and len(found) < len(ids):
-            page = self._engine.list_memories(
-                namespace, limit=_MEMORY_PAGE, offset=offset, valid_only=True
-            )
-            found.extend(
-                {
-                    "id": m.id,
-                    "content": m.content,
-                    "memory_type": m.memory_type,
-                    "importance": m.importance,
-                    "thread_id": m.thread_id,
-                }
-                for m in page
-                if m.id in ids
-            )
-            if len(page) < _MEMORY_PAGE:
-                break
-            offset += _MEMORY_PAGE
-        return found
 
     def _graph_passages(self, texts: list[str]) -> Vector | None:
         """Embeddings for graph texts, or None when no model is configured or it failed

@@ -1,7 +1,7 @@
 """The turn lifecycle for thin clients (`memory_before_turn`, `memory_after_turn`,
 `memory_run_maintenance`, `memory_list_dir_with_abstract`): message-item parsing,
 prompt-block assembly and the in-flight guard. The facade methods live in
-`memcore._facade.conversation`; this module holds the parts that need no engine.
+`memcore._facade.turn_lifecycle`; this module holds the parts that need no engine.
 
 Items are the chat/response items clients already have: `{"role", "content"}` where
 content is a string or a list of parts with `text` (OpenAI Responses and Chat

@@ -40,6 +40,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from memcore import __version__
+from memcore._facade.base import native_engine
 from memcore._time import from_micros, now_micros, to_micros
 from memcore.errors import MemcoreError, NotFoundError
 
@@ -91,12 +92,6 @@ class TransferError(Exception):
         self.field = field
 
 
-def _engine(memory: Memory) -> Engine:
-    # Transfer works below the facade on purpose: only the engine can write records back
-    # with their own ids and times.
-    return memory._engine
-
-
 # -- export ----------------------------------------------------------------------------------
 
 
@@ -117,7 +112,7 @@ def export_store(
         with_vectors: Also write each record's embedding.
         progress: Called with (kind, records written) after each page.
     """
-    engine = _engine(memory)
+    engine = native_engine(memory)
     kinds = list(engine.export_kinds())
     identity = engine.embedding_identity()
     header = {
@@ -235,7 +230,7 @@ def import_store(
     header = _header(next(reader, None))
     version = int(header["version"])
     batch = _Batch(memory, header, skip_existing=skip_existing, embed=embed)
-    known = set(_engine(memory).export_kinds())
+    known = set(native_engine(memory).export_kinds())
     projects: list[dict[str, Any]] = []
     end: dict[str, Any] | None = None
     for number, record in reader:
@@ -338,7 +333,7 @@ class _Batch:
     def __init__(
         self, memory: Memory, header: Mapping[str, Any], *, skip_existing: bool, embed: bool
     ) -> None:
-        self._engine = _engine(memory)
+        self._engine = native_engine(memory)
         self._skip = skip_existing
         self._vectors = _VectorPlan(memory, header, embed)
         self._records: list[dict[str, Any]] = []
@@ -395,7 +390,7 @@ class _VectorPlan:
     """Whether records keep the file's vectors, get new ones, or go without."""
 
     def __init__(self, memory: Memory, header: Mapping[str, Any], embed: bool) -> None:
-        engine = _engine(memory)
+        engine = native_engine(memory)
         given = header.get("embedding") if header.get("with_vectors") else None
         source = (given["model"], given["dim"]) if isinstance(given, Mapping) else None
         target = engine.embedding_identity()
@@ -472,7 +467,7 @@ def _embedded_text(record: Mapping[str, Any]) -> str | None:
 def _restore_projects(
     memory: Memory, projects: list[dict[str, Any]], skip_existing: bool, report: ImportReport
 ) -> None:
-    engine = _engine(memory)
+    engine = native_engine(memory)
     for row in projects:
         ns, project_id = row["namespace"], row["project_id"]
         try:

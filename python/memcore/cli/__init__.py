@@ -1,6 +1,7 @@
 """The ``memcore`` command: `commands` (every command; `main` is its entry point), `code`
-(``memcore code …``), `store` (``check``/``repair``/``backup``) and `settings` (flags and
-``MEMCORE_*`` variables, shared with the MCP server).
+(``memcore code …``), `store` (``check``/``repair``/``backup``), and the two modules the
+MCP server shares: `settings` (flags and ``MEMCORE_*`` variables) and `models` (the
+model list). The command line may use the server's modules, never the reverse.
 
 `main` (the console script's ``memcore.cli:main``) is imported on first use, so the MCP
 server can read `memcore.cli.settings` without loading every command.

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
+from memcore.cli.models import show_models
 from memcore.cli.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
 from memcore.cli.store import add_store_commands
 from memcore.errors import MemcoreError, ResourceBusyError
@@ -498,26 +499,6 @@ def _auth_revoke(args: argparse.Namespace) -> int:
     if not revoke(_auth_file(args), args.token_id):
         raise CommandError(f"no token with id {args.token_id}")
     _note(f"revoked {args.token_id}")
-    return 0
-
-
-def show_models(*, as_json: bool) -> int:
-    """Print the embedding model registry (``memcore models``, ``--list-models``)."""
-    from memcore.embeddings import list_models
-
-    models = list_models()
-    if as_json:
-        _print_json(models)
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("name", "dim", "size", "local", "description")
-    for m in models:
-        name = m["name"] + (" (default)" if m["default"] else "")
-        local = "yes" if m["available_locally"] else "no"
-        table.add_row(name, str(m["dim"]), f"{m['size_mb']} MB", local, m["description"])
-    Console().print(table)
     return 0
 
 

@@ -1,7 +1,11 @@
 """Index a project incrementally: scan, chunk and embed what changed, drop what is gone.
 
-A pass compares each scanned file with the fingerprint the core stored for it
-(``Engine.indexed_files``). The fingerprint is the file's SHA-256 plus
+The store is reached through :class:`ProjectStore`, which the facade implements over the
+engine (``memcore._facade.code_store``): this package scans, chunks and embeds, the facade
+owns every engine call.
+
+A pass compares each scanned file with the fingerprint the store keeps for it
+(``ProjectStore.indexed_files``). The fingerprint is the file's SHA-256 plus
 :data:`CHUNKING_VERSION` and whether the chunks got vectors, so that
 
 - an unchanged file is neither chunked nor embedded again;
@@ -13,10 +17,10 @@ A pass compares each scanned file with the fingerprint the core stored for it
 Chunks of several files are embedded together, so small files still fill the embedding
 service's token-bounded batches (sorted by length, 2048 padded tokens each by default, with
 retries; see :mod:`memcore.embeddings`), each chunk cut at :data:`EMBED_MAX_TOKENS`. Each
-file is then stored with one ``Engine.index_file`` call, which replaces its previous chunks
-atomically.
+file is then stored with one ``ProjectStore.store_file`` call, which replaces its previous
+chunks atomically.
 
-Progress goes to ``Engine.put_project_status``: ``indexing`` with the files done so far,
+Progress goes to ``ProjectStore.put_status``: ``indexing`` with the files done so far,
 then ``idle`` (or ``watching``), or ``error`` with the reason. When vectors could not be
 computed, the final status keeps the reason in its ``error`` field as a warning while the
 status itself stays ``idle``: keyword (BM25) search works on such an index.
@@ -31,9 +35,9 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +51,6 @@ from memcore.errors import EmbeddingError, MemcoreError, StorageError
 from memcore.records.code import IndexProgress, IndexReport, ProgressCallback, ProjectState
 
 if TYPE_CHECKING:
-    from memcore._core import Engine
     from memcore.embeddings import EmbeddingService
 
 logger = logging.getLogger(__name__)
@@ -145,6 +148,55 @@ def is_current(stored: str | None, content_hash: str, *, vectors: bool) -> bool:
     return not vectors and stored == fingerprint(content_hash, embedded=False)
 
 
+class ProjectStore(Protocol):
+    """One project's rows in the store, as a pass reads and writes them.
+
+    Attributes:
+        namespace: The namespace the chunks live in.
+        project_id: The project's id.
+    """
+
+    namespace: str
+    project_id: str
+
+    def indexed_files(self) -> dict[str, str]:
+        """The stored files: path relative to the root → fingerprint."""
+        ...
+
+    def remove_file(self, path: str) -> None:
+        """Drop one file's chunks."""
+        ...
+
+    def store_file(
+        self,
+        source: SourceFile,
+        fingerprint: str,
+        chunks: Sequence[CodeChunkDraft],
+        vectors: npt.NDArray[np.float32] | None,
+    ) -> None:
+        """Replace one file's chunks (and their vectors, one row each) atomically."""
+        ...
+
+    def status(self) -> Mapping[str, Any]:
+        """The project's status row: ``status``, ``root``, ``total_files``,
+        ``indexed_files``, ``total_chunks``, ``started_at``, ``completed_at`` (µs)."""
+        ...
+
+    def put_status(
+        self,
+        root: str,
+        state: ProjectState,
+        *,
+        total_files: int,
+        indexed_files: int,
+        started_at: int | None,
+        completed_at: int | None,
+        error: str | None,
+    ) -> None:
+        """Write the project's status row."""
+        ...
+
+
 class ProjectIndexer:
     """Indexes one project of one namespace; one pass at a time (an internal lock).
 
@@ -154,12 +206,10 @@ class ProjectIndexer:
 
     def __init__(
         self,
-        engine: Engine,
+        store: ProjectStore,
         embeddings: EmbeddingService | None,
         *,
-        namespace: str,
         root: str | os.PathLike[str],
-        project_id: str | None = None,
         follow_symlinks: bool = False,
         embed_wait: float = DEFAULT_EMBED_WAIT,
         cancel: threading.Event | None = None,
@@ -169,11 +219,9 @@ class ProjectIndexer:
         """Bind a project.
 
         Args:
-            engine: The native engine.
+            store: The project's rows (its namespace and id come with it).
             embeddings: The embedding service, or None for keyword search only.
-            namespace: The namespace the chunks live in.
             root: The project directory.
-            project_id: The project's id; :func:`default_project_id` when None.
             follow_symlinks: Follow links whose target stays inside the root.
             embed_wait: Seconds to wait for a model that is still loading.
             cancel: Set to stop a pass between files (e.g. when the store closes).
@@ -186,10 +234,10 @@ class ProjectIndexer:
             InvalidParameterError: The root is not an existing directory.
         """
         self.root = resolve_root(root)
-        self.project_id = project_id if project_id is not None else default_project_id(self.root)
-        self.namespace = namespace
+        self.project_id = store.project_id
+        self.namespace = store.namespace
         self.rules = IgnoreRules(self.root)
-        self._engine = engine
+        self.store = store
         self._embeddings = embeddings
         self._follow = follow_symlinks
         self._embed_wait = embed_wait
@@ -204,7 +252,7 @@ class ProjectIndexer:
 
     def state(self) -> str:
         """The project's recorded state (``idle``, ``indexing``, ``watching``, ``error``)."""
-        return str(self._engine.project_status(self.namespace, self.project_id)["status"])
+        return str(self.store.status()["status"])
 
     def record_status(self, state: ProjectState, *, error: str | None = None) -> None:
         """Change the project's state outside a pass, keeping its counts and times.
@@ -213,10 +261,8 @@ class ProjectIndexer:
             state: The new state.
             error: The reason for ``error``, or a warning; None clears it.
         """
-        row = self._engine.project_status(self.namespace, self.project_id)
-        self._engine.put_project_status(
-            self.namespace,
-            self.project_id,
+        row = self.store.status()
+        self.store.put_status(
             row["root"],
             state,
             total_files=row["total_files"],
@@ -255,7 +301,7 @@ class ProjectIndexer:
     def _run(self, status: _StatusWriter, final_status: ProjectState) -> IndexReport:
         status.write("indexing")
         vectors = _Vectorizer(self._embeddings, self._embed_wait, self._vector_cache)
-        stored = self._engine.indexed_files(self.namespace, self.project_id)
+        stored = self.store.indexed_files()
         on_disk: set[str] = set()
         todo: list[tuple[str, SourceFile | None]] = []
         kept = 0
@@ -269,7 +315,7 @@ class ProjectIndexer:
             todo.append((source.rel_path, source if keep else None))
         gone = [path for path in stored if path not in on_disk]
         for path in gone:
-            self._engine.remove_file(self.namespace, self.project_id, path)
+            self.store.remove_file(path)
         status.total, status.done = len(on_disk), len(on_disk) - len(todo)
         status.write("indexing")
         status.report()
@@ -280,7 +326,7 @@ class ProjectIndexer:
             if current is None:  # vanished or turned binary since the scan
                 status.total -= 1
                 if rel in stored:
-                    self._engine.remove_file(self.namespace, self.project_id, rel)
+                    self.store.remove_file(rel)
                 continue
             batch.add(current, self._chunks(current))
         batch.flush()
@@ -337,7 +383,7 @@ class ProjectIndexer:
 
     def _apply(self, rels: set[str], status: _StatusWriter) -> IndexReport:
         vectors = _Vectorizer(self._embeddings, self._embed_wait, self._vector_cache)
-        stored = self._engine.indexed_files(self.namespace, self.project_id)
+        stored = self.store.indexed_files()
         gone: set[str] = set()
         unchanged = 0
         batch = _Batch(self, vectors, status)
@@ -355,9 +401,9 @@ class ProjectIndexer:
                 # A deleted directory is reported by its own path only.
                 gone.update(p for p in stored if p.startswith(rel + "/"))
         for path in sorted(gone):
-            self._engine.remove_file(self.namespace, self.project_id, path)
+            self.store.remove_file(path)
         batch.flush()
-        total = len(self._engine.indexed_files(self.namespace, self.project_id))
+        total = len(self.store.indexed_files())
         status.total = status.done = total
         return status.finish(
             "watching",
@@ -401,30 +447,15 @@ class ProjectIndexer:
             overlap=0,
         )
 
-    def store(self, source: SourceFile, chunks: list[CodeChunkDraft], rows: Any) -> None:
-        """Replace one file's chunks in the engine (``rows``: its vectors or None)."""
-        self._engine.index_file(
-            self.namespace,
-            self.project_id,
-            source.rel_path,
-            source.language,
-            fingerprint(source.content_hash, embedded=rows is not None),
-            [_chunk_dict(c) for c in chunks],
-            size=source.size,
-            vectors=rows,
-        )
-
-
-def _chunk_dict(chunk: CodeChunkDraft) -> dict[str, Any]:
-    return {
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "chunk_type": chunk.chunk_type,
-        "name": chunk.name,
-        "parent_scope": chunk.parent_scope,
-        "content": chunk.content,
-        "content_hash": chunk.content_hash,
-    }
+    def store_file(
+        self,
+        source: SourceFile,
+        chunks: list[CodeChunkDraft],
+        rows: npt.NDArray[np.float32] | None,
+    ) -> None:
+        """Replace one file's chunks in the store (``rows``: its vectors or None)."""
+        embedded = fingerprint(source.content_hash, embedded=rows is not None)
+        self.store.store_file(source, embedded, chunks, rows)
 
 
 class VectorCache:
@@ -545,7 +576,7 @@ class _Batch:
             rows = None if matrix is None or not chunks else matrix[start : start + len(chunks)]
             start += len(chunks)
             try:
-                self._owner.store(source, chunks, rows)
+                self._owner.store_file(source, chunks, rows)
             except MemcoreError as exc:
                 # One bad file (a path the core refuses, an oversized chunk) must not
                 # stop the project; it is counted and named in the report.
@@ -583,9 +614,7 @@ class _StatusWriter:
             return
         self._last_write = now
         owner = self._owner
-        owner._engine.put_project_status(
-            owner.namespace,
-            owner.project_id,
+        owner.store.put_status(
             str(owner.root),
             state,
             total_files=self.total,
@@ -621,7 +650,7 @@ class _StatusWriter:
             else None
         )
         self.write(state, completed_at=now_micros(), error=note)
-        row = owner._engine.project_status(owner.namespace, owner.project_id)
+        row = owner.store.status()
         return IndexReport(
             project_id=owner.project_id,
             root=str(owner.root),

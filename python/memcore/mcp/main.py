@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
     """Run the server until its transport closes; the exit status."""
     args = build_parser(prog).parse_args(argv)
     if args.list_models:
-        from memcore.cli.commands import show_models
+        from memcore.cli.models import show_models
 
         show_models(as_json=False)
         return 0

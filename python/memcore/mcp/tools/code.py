@@ -25,12 +25,10 @@ def _jobs(call: ToolCall) -> IndexJobs:
 
 def index_project(call: ToolCall) -> dict[str, Any]:
     """Start (or join) a pass over a project; its report if it ends within the wait."""
-    from memcore.code.indexer import default_project_id
-    from memcore.code.scanner import resolve_root
+    from memcore._facade.code import project_identity
 
     args = call.arguments
-    root = resolve_root(args["path"])
-    project_id = args.get("project_id") or default_project_id(root)
+    root, project_id = project_identity(args["path"], args.get("project_id") or None)
     job = _jobs(call).start(call.memory, call.namespace, str(root), project_id, watch=args["watch"])
     if job.done.wait(args["wait_seconds"]):
         if job.error is not None:

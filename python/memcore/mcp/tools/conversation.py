@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memcore._core import Engine
 from memcore.errors import UnauthorizedError
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
@@ -135,8 +134,10 @@ def memory_before_turn(call: ToolCall) -> dict[str, Any]:
     args = call.arguments
     budget = args["max_input_tok"]
     if "base_instructions" in args:
+        from memcore._facade.turn_lifecycle import estimate_tokens
+
         # The instructions take their share of the model's input before memory does.
-        budget = max(1, budget - Engine.estimate_tokens(args["base_instructions"]))
+        budget = max(1, budget - estimate_tokens(args["base_instructions"]))
     prepared = call.memory.memory_before_turn(
         args["session_id"],
         args["turn_id"],

@@ -59,6 +59,12 @@ pub enum Error {
     #[error("{message}")]
     Damaged { path: PathBuf, message: String },
 
+    /// PostgreSQL, the shared truth of a scaled-out deployment
+    /// (docs/scale-out.md), could not be reached or refused a statement.
+    #[cfg(feature = "postgres")]
+    #[error("PostgreSQL error: {}", postgres_message(.0))]
+    Postgres(#[from] postgres::Error),
+
     /// A write on a store opened read-only.
     #[error("The store at {path} is open read-only; open it without read_only to write")]
     ReadOnly { path: PathBuf },
@@ -77,6 +83,8 @@ impl Error {
             | Error::Index(_)
             | Error::Damaged { .. }
             | Error::ReadOnly { .. } => "STORAGE_ERROR",
+            #[cfg(feature = "postgres")]
+            Error::Postgres(_) => "STORAGE_ERROR",
             Error::DimensionMismatch { .. } => "DIMENSION_MISMATCH",
             Error::ResourceBusy { .. } => "RESOURCE_BUSY",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
@@ -97,6 +105,16 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The client's own text says only "db error" or "error connecting to
+/// server"; the server's message or the I/O failure is its source.
+#[cfg(feature = "postgres")]
+fn postgres_message(error: &postgres::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{error}: {cause}"),
+        None => error.to_string(),
     }
 }
 

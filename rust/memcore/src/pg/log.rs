@@ -59,22 +59,23 @@ pub fn append(
     at: Timestamp,
     entry: &[u8],
 ) -> Result<i64> {
+    // One statement for the head's increment, the log row and the
+    // notification: a third of the round trips of three statements.
     let seq: i64 = tx
         .query_one(
-            "INSERT INTO memcore.log_heads (namespace, seq) VALUES ($1, 1)
-             ON CONFLICT (namespace) DO UPDATE SET seq = memcore.log_heads.seq + 1
-             RETURNING seq",
-            &[&namespace],
+            "WITH head AS (
+                 INSERT INTO memcore.log_heads (namespace, seq) VALUES ($1, 1)
+                 ON CONFLICT (namespace) DO UPDATE SET seq = memcore.log_heads.seq + 1
+                 RETURNING seq
+             ), logged AS (
+                 INSERT INTO memcore.log (namespace, seq, at, format, entry)
+                 SELECT $1, seq, $2, $3, $4 FROM head
+                 RETURNING seq
+             )
+             SELECT seq, pg_notify($5, seq::text || ' ' || $1::text) FROM logged",
+            &[&namespace, &at, &FORMAT, &entry, &CHANNEL],
         )?
         .get(0);
-    tx.execute(
-        "INSERT INTO memcore.log (namespace, seq, at, format, entry) VALUES ($1, $2, $3, $4, $5)",
-        &[&namespace, &seq, &at, &FORMAT, &entry],
-    )?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&CHANNEL, &format!("{seq} {namespace}")],
-    )?;
     Ok(seq)
 }
 

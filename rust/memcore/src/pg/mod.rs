@@ -1,11 +1,13 @@
 //! PostgreSQL as the shared truth of a scaled-out deployment
 //! (docs/scale-out.md): the schema and its migrations, the operation log with
-//! its per-namespace order, and a follower that tails the log exactly.
+//! its per-namespace order, a follower that tails the log exactly, and the
+//! capture of the rows a write changed on a node's SQLite replica.
 //!
 //! Built only with the `postgres` feature; the embedded SQLite store never
 //! links a PostgreSQL client. Calls block (the sync `postgres` client): the
 //! bindings already run core work with the GIL released.
 
+pub mod capture;
 mod follow;
 pub mod log;
 mod schema;

@@ -72,6 +72,31 @@ impl Capture {
         Ok(Capture { tables, key_width })
     }
 
+    /// Record every row the replica holds as changed, so the next
+    /// [`Capture::take`] ships the whole store: how rows written before the
+    /// capture was installed (a store made on SQLite) reach PostgreSQL.
+    pub fn record_all(&self, conn: &Connection) -> Result<()> {
+        let key_columns = key_columns(self.key_width);
+        for table in &self.tables {
+            let values = table
+                .key
+                .iter()
+                .map(|k| format!(", \"{k}\""))
+                .collect::<Vec<_>>()
+                .concat();
+            let padding = ", NULL".repeat(self.key_width - table.key.len());
+            conn.execute(
+                &format!(
+                    "INSERT INTO {CHANGES} (tbl, deleted{key_columns})
+                     SELECT '{name}', 0{values}{padding} FROM main.\"{name}\"",
+                    name = table.name
+                ),
+                [],
+            )?;
+        }
+        Ok(())
+    }
+
     /// The tables shipped, in schema order.
     pub fn tables(&self) -> &[ShippedTable] {
         &self.tables

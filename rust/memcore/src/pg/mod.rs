@@ -10,6 +10,7 @@
 pub mod capture;
 mod follow;
 pub mod log;
+pub mod records;
 mod schema;
 
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};

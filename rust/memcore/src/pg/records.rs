@@ -1,0 +1,138 @@
+//! Writing a write's row images (see [`super::capture`]) into PostgreSQL's
+//! record tables, in the transaction that appends its log entry
+//! (docs/scale-out.md, "The truth in PostgreSQL").
+//!
+//! Generic over tables: an image becomes an upsert on its natural key, or a
+//! delete by it. Values keep their meaning across the two databases through
+//! the PostgreSQL column's type (bigint, double precision, text, bytea), so a
+//! value that does not fit its column fails loudly, naming it. `doc_key` is
+//! left out: it names a searchable version in one node's own indexes.
+
+use std::collections::HashMap;
+
+use postgres::Transaction;
+use postgres::types::{ToSql, Type};
+use rusqlite::types::Value;
+
+use super::capture::{RowImage, ShippedTable};
+use crate::error::{Error, Result};
+
+/// Columns that stay on the node.
+const LOCAL_COLUMNS: &[&str] = &["doc_key"];
+
+/// Write `images` (of tables described by `tables`) into the record tables.
+pub fn write_images(
+    tx: &mut Transaction<'_>,
+    tables: &[ShippedTable],
+    images: &[RowImage],
+) -> Result<()> {
+    let by_name: HashMap<&str, &ShippedTable> =
+        tables.iter().map(|t| (t.name.as_str(), t)).collect();
+    for image in images {
+        let table = by_name.get(image.table.as_str()).ok_or_else(|| {
+            Error::invalid(
+                "table",
+                format!("No shipped table named {} for a row image", image.table),
+            )
+        })?;
+        match &image.row {
+            Some(row) => upsert(tx, table, row)?,
+            None => delete(tx, table, &image.key)?,
+        }
+    }
+    Ok(())
+}
+
+fn upsert(tx: &mut Transaction<'_>, table: &ShippedTable, row: &[Value]) -> Result<()> {
+    let shipped: Vec<(&String, &Value)> = table
+        .columns
+        .iter()
+        .zip(row)
+        .filter(|(c, _)| !LOCAL_COLUMNS.contains(&c.as_str()))
+        .collect();
+    let columns: Vec<String> = shipped.iter().map(|(c, _)| quoted(c)).collect();
+    let placeholders: Vec<String> = (1..=shipped.len()).map(|i| format!("${i}")).collect();
+    let key: Vec<String> = table.key.iter().map(|k| quoted(k)).collect();
+    let updates: Vec<String> = shipped
+        .iter()
+        .filter(|(c, _)| !table.key.contains(c))
+        .map(|(c, _)| format!("{0} = EXCLUDED.{0}", quoted(c)))
+        .collect();
+    let on_conflict = if updates.is_empty() {
+        "DO NOTHING".to_owned()
+    } else {
+        format!("DO UPDATE SET {}", updates.join(", "))
+    };
+    let sql = format!(
+        "INSERT INTO memcore.{} ({}) VALUES ({}) ON CONFLICT ({}) {on_conflict}",
+        quoted(&table.name),
+        columns.join(", "),
+        placeholders.join(", "),
+        key.join(", "),
+    );
+    let values: Vec<(&str, &Value)> = shipped.iter().map(|(c, v)| (c.as_str(), *v)).collect();
+    execute(tx, &table.name, &sql, &values)
+}
+
+fn delete(tx: &mut Transaction<'_>, table: &ShippedTable, key: &[Value]) -> Result<()> {
+    let condition: Vec<String> = table
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{} = ${}", quoted(k), i + 1))
+        .collect();
+    let sql = format!(
+        "DELETE FROM memcore.{} WHERE {}",
+        quoted(&table.name),
+        condition.join(" AND ")
+    );
+    let values: Vec<(&str, &Value)> = table.key.iter().map(String::as_str).zip(key).collect();
+    execute(tx, &table.name, &sql, &values)
+}
+
+/// Prepare `sql`, so the parameters take the types of their columns, and run
+/// it. (Prepared per image: a statement cache belongs to whoever owns the
+/// connection, the engine mode of the next step.)
+fn execute(
+    tx: &mut Transaction<'_>,
+    table: &str,
+    sql: &str,
+    values: &[(&str, &Value)],
+) -> Result<()> {
+    let statement = tx.prepare(sql)?;
+    let params = values
+        .iter()
+        .zip(statement.params())
+        .map(|((column, value), ty)| param(table, column, value, ty))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| &**p as _).collect();
+    tx.execute(&statement, &refs)?;
+    Ok(())
+}
+
+/// `value` as a parameter of PostgreSQL type `ty`.
+fn param(table: &str, column: &str, value: &Value, ty: &Type) -> Result<Box<dyn ToSql + Sync>> {
+    let mismatch = || {
+        Error::invalid(
+            "row",
+            format!("{table}.{column}: SQLite value {value:?} does not fit PostgreSQL type {ty}"),
+        )
+    };
+    Ok(match (value, ty) {
+        (Value::Null, &Type::INT8) => Box::new(None::<i64>),
+        (Value::Null, &Type::FLOAT8) => Box::new(None::<f64>),
+        (Value::Null, &Type::TEXT) => Box::new(None::<String>),
+        (Value::Null, &Type::BYTEA) => Box::new(None::<Vec<u8>>),
+        (Value::Integer(i), &Type::INT8) => Box::new(*i),
+        // SQLite stores a REAL column's whole numbers as integers.
+        (Value::Integer(i), &Type::FLOAT8) => Box::new(*i as f64),
+        (Value::Real(f), &Type::FLOAT8) => Box::new(*f),
+        (Value::Text(s), &Type::TEXT) => Box::new(s.clone()),
+        (Value::Blob(b), &Type::BYTEA) => Box::new(b.clone()),
+        _ => return Err(mismatch()),
+    })
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

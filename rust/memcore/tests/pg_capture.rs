@@ -7,6 +7,7 @@
 use memcore::error::Error;
 use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
 use memcore::pg::capture::{Capture, RowImage};
+use memcore::store::oplog::Action;
 use memcore::{Engine, EngineOptions, MemoryPatch, NewMemory};
 use rusqlite::types::Value;
 
@@ -18,7 +19,10 @@ fn open() -> (tempfile::TempDir, Engine, Capture) {
 }
 
 fn take(engine: &Engine, capture: &Capture) -> Vec<RowImage> {
-    capture.take(&engine.store().writer().unwrap()).unwrap()
+    capture
+        .take(&engine.store().writer().unwrap())
+        .unwrap()
+        .images
 }
 
 fn of<'a>(images: &'a [RowImage], table: &str) -> Vec<&'a RowImage> {
@@ -92,7 +96,14 @@ fn a_memory_write_ships_its_row_in_its_final_state_and_never_the_op_log() {
     let stored = engine
         .store_memory(NewMemory::text("User lives in Seattle"))
         .unwrap();
-    let images = take(&engine, &capture);
+    let changes = capture.take(&engine.store().writer().unwrap()).unwrap();
+    let ops: Vec<_> = changes
+        .ops
+        .iter()
+        .map(|op| (op.action, op.record_id.as_str()))
+        .collect();
+    assert_eq!(ops, [(Action::Upsert, stored.id.as_str())]);
+    let images = changes.images;
     assert!(of(&images, "oplog").is_empty());
     let memories = of(&images, "memories");
     assert_eq!(memories.len(), 1);

@@ -47,7 +47,8 @@ impl Node {
         let images = self
             .capture
             .take(&self.engine.store().writer().unwrap())
-            .unwrap();
+            .unwrap()
+            .images;
         let mut tx = self.pg.transaction().unwrap();
         records::write_images(&mut tx, self.capture.tables(), &images).unwrap();
         log::append(&mut tx, "default", now_micros(), b"").unwrap();
@@ -311,7 +312,8 @@ fn a_value_that_does_not_fit_its_column_is_refused_by_name() {
     let images = node
         .capture
         .take(&node.engine.store().writer().unwrap())
-        .unwrap();
+        .unwrap()
+        .images;
     let mut tx = node.pg.transaction().unwrap();
     let err = records::write_images(&mut tx, node.capture.tables(), &images).unwrap_err();
     assert_eq!(err.code(), "INVALID_PARAMETER");

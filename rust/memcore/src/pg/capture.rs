@@ -8,7 +8,9 @@
 //! database file's schema is untouched, and a connection without them (every
 //! reader, or a store opened without PostgreSQL) pays nothing. Recording is
 //! part of the write's transaction, so a rolled-back write leaves no trace.
-//! [`Capture::take`] turns the records into the final image of each row.
+//! [`Capture::take`] turns the records into the final image of each row, and
+//! the op-log entries the write appended (the op log itself stays local: its
+//! `seq`s are this node's doc keys, so ops are shipped, not rows).
 //!
 //! A row's natural key is its table's declared primary key, else its `id`
 //! column (our rowid tables keep `id` unique): rowids differ between
@@ -19,6 +21,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 
 use crate::error::{Error, Result};
+use crate::store::oplog::{self, Op};
 
 /// Tables that stay on the node: its own op log, whose `seq`s are local doc
 /// keys (a log entry carries the write's ops instead).
@@ -45,6 +48,15 @@ pub struct RowImage {
     pub row: Option<Vec<Value>>,
 }
 
+/// What one write changed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Changes {
+    /// The op-log entries it appended, oldest first.
+    pub ops: Vec<Op>,
+    /// The final image of each row it changed, in first-change order.
+    pub images: Vec<RowImage>,
+}
+
 /// The change capture installed on one writer connection.
 #[derive(Debug, Clone)]
 pub struct Capture {
@@ -68,6 +80,11 @@ impl Capture {
         for table in &tables {
             sql.push_str(&triggers(table, key_width));
         }
+        sql.push_str(&format!(
+            "DROP TRIGGER IF EXISTS temp.memcore_capture_ops;
+             CREATE TEMP TRIGGER memcore_capture_ops AFTER INSERT ON main.oplog
+             BEGIN INSERT INTO {CHANGES} (tbl, deleted, k1) VALUES ('oplog', 0, NEW.seq); END;"
+        ));
         conn.execute_batch(&sql)?;
         Ok(Capture { tables, key_width })
     }
@@ -102,10 +119,31 @@ impl Capture {
         &self.tables
     }
 
-    /// The final image of every row changed since the last call, in the
-    /// order rows were first changed, then forget them. Call it inside the
-    /// write's transaction, so the images are of exactly that write.
-    pub fn take(&self, conn: &Connection) -> Result<Vec<RowImage>> {
+    /// What was changed since the last call (the ops appended, the final
+    /// image of every row), then forget it. Call it inside the write's
+    /// transaction, so the changes are exactly that write's.
+    pub fn take(&self, conn: &Connection) -> Result<Changes> {
+        let seqs: Vec<i64> = conn
+            .prepare(&format!(
+                "SELECT k1 FROM {CHANGES} WHERE tbl = 'oplog' ORDER BY n"
+            ))?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let ops = match (seqs.first(), seqs.last()) {
+            (Some(&first), Some(&last)) => {
+                oplog::since(conn, first - 1, (last - first + 1) as usize)?
+                    .into_iter()
+                    .filter(|op| seqs.contains(&op.seq))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let images = self.take_images(conn)?;
+        conn.execute(&format!("DELETE FROM {CHANGES}"), [])?;
+        Ok(Changes { ops, images })
+    }
+
+    fn take_images(&self, conn: &Connection) -> Result<Vec<RowImage>> {
         let keys: Vec<String> = (1..=self.key_width).map(|i| format!("k{i}")).collect();
         let key_list = keys.join(", ");
         let c_keys = keys
@@ -117,7 +155,7 @@ impl Capture {
         let sql = format!(
             "SELECT c.tbl, c.deleted{c_keys} FROM {CHANGES} c
              JOIN (SELECT max(n) AS last, min(n) AS first FROM {CHANGES}
-                   GROUP BY tbl, {key_list}) g ON c.n = g.last
+                   WHERE tbl <> 'oplog' GROUP BY tbl, {key_list}) g ON c.n = g.last
              ORDER BY g.first"
         );
         let mut changed = Vec::new();
@@ -144,7 +182,6 @@ impl Capture {
             };
             images.push(RowImage { table, key, row });
         }
-        conn.execute(&format!("DELETE FROM {CHANGES}"), [])?;
         Ok(images)
     }
 

@@ -17,6 +17,8 @@
 //! replicas, so they never name a row across nodes. A table with neither
 //! cannot be shipped, and [`Capture::install`] refuses it by name.
 
+use std::fmt::Write as _;
+
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 
@@ -80,11 +82,12 @@ impl Capture {
         for table in &tables {
             sql.push_str(&triggers(table, key_width));
         }
-        sql.push_str(&format!(
+        let _ = write!(
+            sql,
             "DROP TRIGGER IF EXISTS temp.memcore_capture_ops;
              CREATE TEMP TRIGGER memcore_capture_ops AFTER INSERT ON main.oplog
              BEGIN INSERT INTO {CHANGES} (tbl, deleted, k1) VALUES ('oplog', 0, NEW.seq); END;"
-        ));
+        );
         conn.execute_batch(&sql)?;
         Ok(Capture { tables, key_width })
     }

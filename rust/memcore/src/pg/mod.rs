@@ -8,9 +8,11 @@
 //! bindings already run core work with the GIL released.
 
 pub mod capture;
+pub mod entry;
 mod follow;
 pub mod log;
 pub mod records;
+pub mod replica;
 mod schema;
 
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};

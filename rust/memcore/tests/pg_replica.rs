@@ -6,7 +6,7 @@
 
 mod pg_support;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,21 +47,31 @@ impl Writer {
     }
 }
 
-/// Node B: a follower applying entries to the replica in `dir`.
+/// Node B: a follower applying entries to the replica in `dir`, from the
+/// positions the replica recorded.
 fn follow_into(url: &str, dir: &Path) -> Follower {
     let store = Store::open(dir, StoreOptions::default()).unwrap();
+    let positions = {
+        let writer = store.writer().unwrap();
+        replica::prepare(&writer).unwrap();
+        replica::positions(&writer).unwrap()
+    };
     Follower::start(
         url,
         Namespaces::All,
-        HashMap::new(),
+        positions,
         Box::new(move |logged: &LogEntry| {
-            let entry = Entry::decode(&logged.entry)?;
-            store.write(|tx| replica::apply(tx, &logged.namespace, logged.at, &entry))?;
+            store.write(|tx| replica::apply_logged(tx, logged))?;
             Ok(())
         }),
         FollowOptions::default(),
     )
     .unwrap()
+}
+
+fn oplog_len(conn: &Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM oplog", [], |r| r.get(0))
+        .unwrap()
 }
 
 /// A table's rows less the node-local doc keys, by natural key.
@@ -221,4 +231,68 @@ fn a_write_on_one_node_is_applied_and_searchable_on_another() {
     );
     let old = b.get_memory(NAMESPACE, &seattle.id).unwrap();
     assert_eq!(old.superseded_by.as_deref(), Some(austin.id.as_str()));
+}
+
+#[test]
+fn a_restarted_node_applies_only_the_tail_and_each_entry_once() {
+    let Some(url) = pg_support::fresh_database() else {
+        return;
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let engine = Engine::open(dir_a.path(), &EngineOptions::default()).unwrap();
+    let capture = Capture::install(&engine.store().writer().unwrap()).unwrap();
+    let mut a = Writer {
+        engine,
+        capture,
+        pg: pg::connect(&url).unwrap(),
+    };
+    let write = |a: &mut Writer, text: &str| {
+        a.engine.store_memory(NewMemory::text(text)).unwrap();
+        a.ship()
+    };
+    write(&mut a, "first fact");
+    let second = write(&mut a, "second fact");
+    let follower = follow_into(&url, dir_b.path());
+    follower.wait_for(NAMESPACE, second, WAIT).unwrap();
+    drop(follower);
+
+    // B is down while A goes on writing.
+    write(&mut a, "third fact");
+    let last = write(&mut a, "fourth fact");
+    let follower = follow_into(&url, dir_b.path());
+    assert_eq!(
+        follower.applied(NAMESPACE),
+        second,
+        "restarted at its recorded position"
+    );
+    follower.wait_for(NAMESPACE, last, WAIT).unwrap();
+    drop(follower);
+
+    let b = Store::open(dir_b.path(), StoreOptions::default()).unwrap();
+    let b_writer = b.writer().unwrap();
+    let a_reader = a.engine.store().reader().unwrap();
+    assert_eq!(
+        oplog_len(&b_writer),
+        oplog_len(&a_reader),
+        "no op applied twice"
+    );
+    let memories = a
+        .capture
+        .tables()
+        .iter()
+        .find(|t| t.name == "memories")
+        .unwrap();
+    assert_eq!(rows(&b_writer, memories), rows(&a_reader, memories));
+    assert_eq!(replica::positions(&b_writer).unwrap()[NAMESPACE], last);
+
+    // Entries already held are skipped; one past the next is refused.
+    let mut pg = pg::connect(&url).unwrap();
+    let logged = log::read_after(&mut pg, NAMESPACE, 0, 10).unwrap();
+    assert!(!replica::apply_logged(&b_writer, &logged[1]).unwrap());
+    assert_eq!(oplog_len(&b_writer), oplog_len(&a_reader));
+    let mut ahead = logged[0].clone();
+    ahead.seq = last + 2;
+    let err = replica::apply_logged(&b_writer, &ahead).unwrap_err();
+    assert_eq!(err.code(), "STORAGE_ERROR");
+    assert!(err.to_string().contains("missing"), "{err}");
 }

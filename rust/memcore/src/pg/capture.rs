@@ -26,8 +26,9 @@ use crate::error::{Error, Result};
 use crate::store::oplog::{self, Op};
 
 /// Tables that stay on the node: its own op log, whose `seq`s are local doc
-/// keys (a log entry carries the write's ops instead).
-const LOCAL_TABLES: &[&str] = &["oplog"];
+/// keys (a log entry carries the write's ops instead), and its positions in
+/// the PostgreSQL log.
+const LOCAL_TABLES: &[&str] = &["oplog", super::replica::POSITIONS];
 /// The temporary table the triggers fill.
 const CHANGES: &str = "temp.memcore_changes";
 

@@ -9,6 +9,10 @@
 //! at commit: images are final states, so no order among them is needed.
 //! A connection with a [`super::capture::Capture`] installed records these
 //! rows too; the caller discards them (they are already in PostgreSQL).
+//!
+//! The replica remembers, per namespace, the last log entry it applied
+//! (`pg_positions`, written in the same transaction as the entry), so a
+//! restarted node follows from there: each entry is applied exactly once.
 
 use std::collections::HashMap;
 
@@ -16,10 +20,77 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use super::entry::{Cell, DOC_KEY, Entry, EntryRow, EntryTable};
+use super::log::LogEntry;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::store::oplog::{self, Action};
 use crate::temporal::Timestamp;
+
+/// The replica's table of positions: node-local, never shipped.
+pub const POSITIONS: &str = "pg_positions";
+
+/// Make the replica ready to follow (idempotent): its positions table.
+pub fn prepare(conn: &Connection) -> Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE TABLE IF NOT EXISTS main.{POSITIONS} (
+             namespace TEXT PRIMARY KEY,
+             seq       INTEGER NOT NULL
+         ) WITHOUT ROWID"
+    ))?;
+    Ok(())
+}
+
+/// The last entry applied per namespace: where a restarted follower starts.
+pub fn positions(conn: &Connection) -> Result<HashMap<String, i64>> {
+    let mut stmt = conn.prepare(&format!("SELECT namespace, seq FROM main.{POSITIONS}"))?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Apply a logged entry inside the caller's transaction, with the new
+/// position. False (nothing done) when the replica already holds it, as
+/// after a restart from an older position or for the node's own write;
+/// an entry past the next one is damage, never skipped over.
+pub fn apply_logged(conn: &Connection, logged: &LogEntry) -> Result<bool> {
+    let position: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT seq FROM main.{POSITIONS} WHERE namespace = ?1"
+        ))?
+        .query_row([&logged.namespace], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0);
+    if logged.seq <= position {
+        return Ok(false);
+    }
+    if logged.seq != position + 1 {
+        return Err(Error::Damaged {
+            path: "memcore.log".into(),
+            message: format!(
+                "This replica holds namespace {:?} up to seq {position} and was handed seq \
+                 {}: an entry in between is missing. Rebuild the replica.",
+                logged.namespace, logged.seq
+            ),
+        });
+    }
+    if logged.format != super::log::FORMAT {
+        return Err(Error::Damaged {
+            path: "memcore.log".into(),
+            message: format!(
+                "Log entry {} of namespace {:?} has format {}, which this memcore does not \
+                 read: upgrade it.",
+                logged.seq, logged.namespace, logged.format
+            ),
+        });
+    }
+    let entry = Entry::decode(&logged.entry)?;
+    apply(conn, &logged.namespace, logged.at, &entry)?;
+    conn.prepare_cached(&format!(
+        "INSERT INTO main.{POSITIONS} (namespace, seq) VALUES (?1, ?2)
+         ON CONFLICT (namespace) DO UPDATE SET seq = excluded.seq"
+    ))?
+    .execute(rusqlite::params![logged.namespace, logged.seq])?;
+    Ok(true)
+}
 
 /// Apply `entry`, a write of `namespace` made at `at`, inside the caller's
 /// transaction on the replica; returns the local seq of each of its ops.

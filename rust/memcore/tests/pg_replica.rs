@@ -296,3 +296,76 @@ fn a_restarted_node_applies_only_the_tail_and_each_entry_once() {
     assert_eq!(err.code(), "STORAGE_ERROR");
     assert!(err.to_string().contains("missing"), "{err}");
 }
+
+#[test]
+fn a_new_node_builds_its_replica_from_postgresql_then_follows_the_tail() {
+    let Some(url) = pg_support::fresh_database() else {
+        return;
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let engine = Engine::open(dir_a.path(), &EngineOptions::default()).unwrap();
+    let capture = Capture::install(&engine.store().writer().unwrap()).unwrap();
+    // A store made on SQLite: what it held before the capture ships first.
+    capture
+        .record_all(&engine.store().writer().unwrap())
+        .unwrap();
+    let mut a = Writer {
+        engine,
+        capture,
+        pg: pg::connect(&url).unwrap(),
+    };
+    a.ship();
+    let mut fact = NewMemory::text("User lives in Austin");
+    fact.embedding = Some(vec![0.0, 1.0, 0.0, 0.0]);
+    a.engine.store_memory(fact).unwrap();
+    a.ship();
+    a.engine
+        .save_memory(&SaveRequest {
+            namespace: NAMESPACE.into(),
+            thread_id: "t1".into(),
+            entities: vec![entity("Ada", "Grace"), entity("Grace", "Ada")],
+            require_links: true,
+        })
+        .unwrap();
+    let head = a.ship();
+
+    let positions = {
+        let b = Store::open(dir_b.path(), StoreOptions::default()).unwrap();
+        let mut pg = pg::connect(&url).unwrap();
+        let positions = b.write(|tx| pg::bootstrap::bootstrap(&mut pg, tx)).unwrap();
+        let b_reader = b.reader().unwrap();
+        let a_reader = a.engine.store().reader().unwrap();
+        for table in a.capture.tables() {
+            assert_eq!(
+                rows(&b_reader, table),
+                rows(&a_reader, table),
+                "table {}",
+                table.name
+            );
+        }
+        // Only a new replica is built this way.
+        let again = b.write(|tx| pg::bootstrap::bootstrap(&mut pg, tx));
+        assert_eq!(again.unwrap_err().code(), "INVALID_PARAMETER");
+        positions
+    };
+    assert_eq!(positions[NAMESPACE], head);
+
+    // Writes after the cut arrive through the log, from the heads it read.
+    a.engine
+        .store_memory(NewMemory::text("User adopted a zebra"))
+        .unwrap();
+    let last = a.ship();
+    let follower = follow_into(&url, dir_b.path());
+    follower.wait_for(NAMESPACE, last, WAIT).unwrap();
+    drop(follower);
+
+    let b = Engine::open(dir_b.path(), &EngineOptions::default()).unwrap();
+    let query = SearchQuery::memories(NAMESPACE, 5);
+    for word in ["Austin", "zebra"] {
+        let hits = b.search_text(&query, word).unwrap();
+        assert_eq!(b.memories_for(&hits).unwrap().len(), 1, "{word}");
+    }
+    let nearest = b.search_vector(&query, &[0.0, 1.0, 0.0, 0.0]).unwrap();
+    let (found, _) = &b.memories_for(&nearest).unwrap()[0];
+    assert_eq!(found.content, "User lives in Austin");
+}

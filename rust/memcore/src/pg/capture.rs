@@ -198,7 +198,7 @@ impl Capture {
 }
 
 /// Every table of the main database but the local ones, with its natural key.
-fn shipped_tables(conn: &Connection) -> Result<Vec<ShippedTable>> {
+pub fn shipped_tables(conn: &Connection) -> Result<Vec<ShippedTable>> {
     let names: Vec<String> = conn
         .prepare(
             "SELECT name FROM sqlite_master

@@ -7,6 +7,7 @@
 //! links a PostgreSQL client. Calls block (the sync `postgres` client): the
 //! bindings already run core work with the GIL released.
 
+pub mod bootstrap;
 pub mod capture;
 pub mod entry;
 mod follow;

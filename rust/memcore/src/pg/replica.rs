@@ -139,7 +139,7 @@ fn append_ops(
 }
 
 /// The table holding records of `kind`.
-fn table_for(kind: Kind) -> &'static str {
+pub(super) fn table_for(kind: Kind) -> &'static str {
     match kind {
         Kind::Memory => "memories",
         Kind::Observation => "observations",
@@ -177,7 +177,8 @@ fn delete(conn: &Connection, table: &EntryTable, key: &[Value]) -> Result<()> {
     Ok(())
 }
 
-fn upsert(
+/// Insert or update one row by its natural key; doc keys resolve to `seqs`.
+pub(super) fn upsert(
     conn: &Connection,
     table: &EntryTable,
     key: &[Value],

@@ -17,6 +17,7 @@
 //! replicas, so they never name a row across nodes. A table with neither
 //! cannot be shipped, and [`Capture::install`] refuses it by name.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use rusqlite::types::Value;
@@ -135,9 +136,10 @@ impl Capture {
             .collect::<rusqlite::Result<_>>()?;
         let ops = match (seqs.first(), seqs.last()) {
             (Some(&first), Some(&last)) => {
+                let appended: HashSet<i64> = seqs.iter().copied().collect();
                 oplog::since(conn, first - 1, (last - first + 1) as usize)?
                     .into_iter()
-                    .filter(|op| seqs.contains(&op.seq))
+                    .filter(|op| appended.contains(&op.seq))
                     .collect()
             }
             _ => Vec::new(),

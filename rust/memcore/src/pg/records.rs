@@ -15,12 +15,16 @@ use postgres::types::{ToSql, Type};
 use rusqlite::types::Value;
 
 use super::capture::{RowImage, ShippedTable};
+use super::entry::DOC_KEY;
 use crate::error::{Error, Result};
 
 /// Columns that stay on the node.
-const LOCAL_COLUMNS: &[&str] = &["doc_key"];
+const LOCAL_COLUMNS: &[&str] = &[DOC_KEY];
 
-/// Write `images` (of tables described by `tables`) into the record tables.
+/// Write `images` (of tables described by `tables`) into the record tables:
+/// deletes first, then upserts. Images are final states, and PostgreSQL runs
+/// a cascade at once, so a delete after an upsert could take a row the write
+/// kept; the other way round it never can.
 pub fn write_images(
     tx: &mut Transaction<'_>,
     tables: &[ShippedTable],
@@ -28,7 +32,9 @@ pub fn write_images(
 ) -> Result<()> {
     let by_name: HashMap<&str, &ShippedTable> =
         tables.iter().map(|t| (t.name.as_str(), t)).collect();
-    for image in images {
+    let deletes = images.iter().filter(|i| i.row.is_none());
+    let upserts = images.iter().filter(|i| i.row.is_some());
+    for image in deletes.chain(upserts) {
         let table = by_name.get(image.table.as_str()).ok_or_else(|| {
             Error::invalid(
                 "table",

@@ -29,6 +29,7 @@ struct Writer {
     engine: Engine,
     capture: Capture,
     pg: Client,
+    records: records::RecordWriter,
 }
 
 impl Writer {
@@ -40,7 +41,9 @@ impl Writer {
             .unwrap();
         let entry = Entry::from_changes(&changes, self.capture.tables()).unwrap();
         let mut tx = self.pg.transaction().unwrap();
-        records::write_images(&mut tx, self.capture.tables(), &changes.images).unwrap();
+        self.records
+            .write_images(&mut tx, self.capture.tables(), &changes.images)
+            .unwrap();
         let seq = log::append(&mut tx, NAMESPACE, now_micros(), &entry.encode()).unwrap();
         tx.commit().unwrap();
         seq
@@ -135,6 +138,7 @@ fn a_write_on_one_node_is_applied_and_searchable_on_another() {
         engine,
         capture,
         pg: pg::connect(&url).unwrap(),
+        records: records::RecordWriter::default(),
     };
     let follower = follow_into(&url, dir_b.path());
 
@@ -245,6 +249,7 @@ fn a_restarted_node_applies_only_the_tail_and_each_entry_once() {
         engine,
         capture,
         pg: pg::connect(&url).unwrap(),
+        records: records::RecordWriter::default(),
     };
     let write = |a: &mut Writer, text: &str| {
         a.engine.store_memory(NewMemory::text(text)).unwrap();
@@ -313,6 +318,7 @@ fn a_new_node_builds_its_replica_from_postgresql_then_follows_the_tail() {
         engine,
         capture,
         pg: pg::connect(&url).unwrap(),
+        records: records::RecordWriter::default(),
     };
     a.ship();
     let mut fact = NewMemory::text("User lives in Austin");

@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 
-use postgres::Transaction;
 use postgres::types::{ToSql, Type};
+use postgres::{Statement, Transaction};
 use rusqlite::types::Value;
 
 use super::capture::{RowImage, ShippedTable};
@@ -21,35 +21,72 @@ use crate::error::{Error, Result};
 /// Columns that stay on the node.
 const LOCAL_COLUMNS: &[&str] = &[DOC_KEY];
 
-/// Write `images` (of tables described by `tables`) into the record tables:
-/// deletes first, then upserts. Images are final states, and PostgreSQL runs
-/// a cascade at once, so a delete after an upsert could take a row the write
-/// kept; the other way round it never can.
+/// Write `images` (of tables described by `tables`) into the record tables
+/// (a one-off: a node keeps a [`RecordWriter`] per connection instead).
 pub fn write_images(
     tx: &mut Transaction<'_>,
     tables: &[ShippedTable],
     images: &[RowImage],
 ) -> Result<()> {
-    let by_name: HashMap<&str, &ShippedTable> =
-        tables.iter().map(|t| (t.name.as_str(), t)).collect();
-    let deletes = images.iter().filter(|i| i.row.is_none());
-    let upserts = images.iter().filter(|i| i.row.is_some());
-    for image in deletes.chain(upserts) {
-        let table = by_name.get(image.table.as_str()).ok_or_else(|| {
-            Error::invalid(
-                "table",
-                format!("No shipped table named {} for a row image", image.table),
-            )
-        })?;
-        match &image.row {
-            Some(row) => upsert(tx, table, row)?,
-            None => delete(tx, table, &image.key)?,
-        }
-    }
-    Ok(())
+    RecordWriter::default().write_images(tx, tables, images)
 }
 
-fn upsert(tx: &mut Transaction<'_>, table: &ShippedTable, row: &[Value]) -> Result<()> {
+/// Writes row images on one connection, keeping the statements it prepared
+/// (one per table and kind of change): after the first write, a row costs
+/// one round trip, not two. Use it with the connection it first wrote on:
+/// prepared statements belong to a connection.
+#[derive(Default)]
+pub struct RecordWriter {
+    statements: HashMap<String, Statement>,
+}
+
+impl std::fmt::Debug for RecordWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordWriter")
+            .field("statements", &self.statements.len())
+            .finish()
+    }
+}
+
+impl RecordWriter {
+    /// Write `images` into the record tables: deletes first, then upserts.
+    /// Images are final states, and PostgreSQL runs a cascade at once, so a
+    /// delete after an upsert could take a row the write kept; the other way
+    /// round it never can.
+    pub fn write_images(
+        &mut self,
+        tx: &mut Transaction<'_>,
+        tables: &[ShippedTable],
+        images: &[RowImage],
+    ) -> Result<()> {
+        let by_name: HashMap<&str, &ShippedTable> =
+            tables.iter().map(|t| (t.name.as_str(), t)).collect();
+        let deletes = images.iter().filter(|i| i.row.is_none());
+        let upserts = images.iter().filter(|i| i.row.is_some());
+        for image in deletes.chain(upserts) {
+            let table = by_name.get(image.table.as_str()).ok_or_else(|| {
+                Error::invalid(
+                    "table",
+                    format!("No shipped table named {} for a row image", image.table),
+                )
+            })?;
+            match &image.row {
+                Some(row) => upsert(tx, &mut self.statements, table, row)?,
+                None => delete(tx, &mut self.statements, table, &image.key)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+type Statements = HashMap<String, Statement>;
+
+fn upsert(
+    tx: &mut Transaction<'_>,
+    statements: &mut Statements,
+    table: &ShippedTable,
+    row: &[Value],
+) -> Result<()> {
     let shipped: Vec<(&String, &Value)> = table
         .columns
         .iter()
@@ -77,10 +114,15 @@ fn upsert(tx: &mut Transaction<'_>, table: &ShippedTable, row: &[Value]) -> Resu
         key.join(", "),
     );
     let values: Vec<(&str, &Value)> = shipped.iter().map(|(c, v)| (c.as_str(), *v)).collect();
-    execute(tx, &table.name, &sql, &values)
+    execute(tx, statements, &table.name, &sql, &values)
 }
 
-fn delete(tx: &mut Transaction<'_>, table: &ShippedTable, key: &[Value]) -> Result<()> {
+fn delete(
+    tx: &mut Transaction<'_>,
+    statements: &mut Statements,
+    table: &ShippedTable,
+    key: &[Value],
+) -> Result<()> {
     let condition: Vec<String> = table
         .key
         .iter()
@@ -93,19 +135,25 @@ fn delete(tx: &mut Transaction<'_>, table: &ShippedTable, key: &[Value]) -> Resu
         condition.join(" AND ")
     );
     let values: Vec<(&str, &Value)> = table.key.iter().map(String::as_str).zip(key).collect();
-    execute(tx, &table.name, &sql, &values)
+    execute(tx, statements, &table.name, &sql, &values)
 }
 
-/// Prepare `sql`, so the parameters take the types of their columns, and run
-/// it. (Prepared per image: a statement cache belongs to whoever owns the
-/// connection, the engine mode of the next step.)
+/// Run `sql`, prepared once per connection, so the parameters take the
+/// types of their columns.
 fn execute(
     tx: &mut Transaction<'_>,
+    statements: &mut Statements,
     table: &str,
     sql: &str,
     values: &[(&str, &Value)],
 ) -> Result<()> {
-    let statement = tx.prepare(sql)?;
+    let statement = if let Some(statement) = statements.get(sql) {
+        statement.clone()
+    } else {
+        let statement = tx.prepare(sql)?;
+        statements.insert(sql.to_owned(), statement.clone());
+        statement
+    };
     let params = values
         .iter()
         .zip(statement.params())

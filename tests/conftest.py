@@ -1,9 +1,11 @@
-"""Shared fixtures: a fresh data directory per test, and the real test models
+"""Shared fixtures: a fresh data directory per test, the real test models
 from ../shared/models (tests that need one skip with a reason when absent;
-the locations live in embeddings_support.models)."""
+the locations live in embeddings_support.models), and a throw-away PostgreSQL
+cluster for the tests that need one (pg_cluster.py)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 import memcore
 from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
+from pg_cluster import PgCluster, find_bindir, start_cluster
 
 __all__ = ["MINILM_DIR", "POTION_DIR", "require_model", "unit"]
 
@@ -29,6 +32,33 @@ def mem(data_dir: Path) -> Iterator[memcore.Memory]:
     can still be passed explicitly."""
     with memcore.Memory(data_dir, model=None) as m:
         yield m
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One real PostgreSQL server for the whole run, started on first use and
+    removed at the end. Without PostgreSQL's programs the tests that use it skip,
+    except in CI (`CI=true`), where that is a broken machine, not a choice."""
+    bindir = find_bindir()
+    if bindir is None:
+        reason = (
+            "PostgreSQL is not installed (no initdb in $MEMCORE_PG_BINDIR, "
+            "/usr/lib/postgresql/*/bin or PATH): apt-get install postgresql"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    cluster = start_cluster(bindir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_database(pg_cluster: PgCluster) -> str:
+    """The URL of a new, empty database on the shared test cluster."""
+    return pg_cluster.create_database()
 
 
 @pytest.fixture(scope="session")

@@ -59,6 +59,12 @@ pub enum Error {
     #[error("{message}")]
     Damaged { path: PathBuf, message: String },
 
+    /// PostgreSQL, the shared truth of a scaled-out deployment
+    /// (docs/scale-out.md), could not be reached or refused a statement.
+    #[cfg(feature = "postgres")]
+    #[error("PostgreSQL error: {}", postgres_message(.0))]
+    Postgres(#[from] postgres::Error),
+
     /// A write on a store opened read-only.
     #[error("The store at {path} is open read-only; open it without read_only to write")]
     ReadOnly { path: PathBuf },
@@ -128,6 +134,8 @@ impl Error {
             | Error::Index(_)
             | Error::Damaged { .. }
             | Error::ReadOnly { .. } => ErrorCode::Storage,
+            #[cfg(feature = "postgres")]
+            Error::Postgres(_) => ErrorCode::Storage,
             Error::DimensionMismatch { .. } => ErrorCode::DimensionMismatch,
             Error::ResourceBusy { .. } => ErrorCode::ResourceBusy,
             Error::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
@@ -153,6 +161,16 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The client's own text says only "db error" or "error connecting to
+/// server"; the server's message or the I/O failure is its source.
+#[cfg(feature = "postgres")]
+fn postgres_message(error: &postgres::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{error}: {cause}"),
+        None => error.to_string(),
     }
 }
 

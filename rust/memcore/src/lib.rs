@@ -14,6 +14,8 @@ pub mod kind;
 pub mod knowledge;
 pub mod memory;
 pub mod panics;
+#[cfg(feature = "postgres")]
+pub mod pg;
 pub mod priority;
 pub mod store;
 pub mod temporal;

@@ -1,0 +1,60 @@
+//! PostgreSQL as the shared truth of a scaled-out deployment
+//! (docs/scale-out.md): the schema and its migrations, the operation log with
+//! its per-namespace order, a follower that tails the log exactly, and the
+//! capture of the rows a write changed on a node's SQLite replica.
+//!
+//! Built only with the `postgres` feature; the embedded SQLite store never
+//! links a PostgreSQL client. Calls block (the sync `postgres` client): the
+//! bindings already run core work with the GIL released.
+
+pub mod bootstrap;
+pub mod capture;
+pub mod entry;
+mod follow;
+pub mod log;
+pub mod records;
+pub mod replica;
+mod schema;
+
+pub use follow::{Apply, FollowOptions, Follower, Namespaces};
+pub use log::{CHANNEL, FORMAT, LogEntry};
+pub use schema::{latest_version as schema_version, migrate};
+
+use std::time::Duration;
+
+use postgres::{Client, Config, NoTls};
+
+use crate::error::{Error, Result};
+
+/// How long a connection attempt may take before it fails.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle time before TCP keepalives probe a connection, so a node notices a
+/// vanished server in seconds rather than hours.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+
+/// Parse a `postgresql://…` URL (or a libpq `key=value` string) into a
+/// connection configuration; a malformed one is an `INVALID_PARAMETER`.
+pub fn config(url: &str, application_name: &str) -> Result<Config> {
+    let mut config: Config = url.parse().map_err(|e| {
+        Error::invalid(
+            "database_url",
+            format!(
+                "Not a PostgreSQL connection URL ({e}); expected \
+                 postgresql://user@host:port/database"
+            ),
+        )
+    })?;
+    config
+        .application_name(application_name)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .keepalives_idle(KEEPALIVE_IDLE);
+    Ok(config)
+}
+
+/// Connect to `url` and bring the schema up to date (every connection a node
+/// opens for writing goes through here, so no node runs on an old schema).
+pub fn connect(url: &str) -> Result<Client> {
+    let mut client = config(url, "memcore")?.connect(NoTls)?;
+    migrate(&mut client)?;
+    Ok(client)
+}

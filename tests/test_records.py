@@ -275,3 +275,149 @@ def test_a_graph_page_is_native_and_knows_where_the_next_one_starts(
     assert isinstance(view, memcore.GraphView)
     assert sorted(v.name for v in view.entities) == ["E0", "E2"]
     assert view.to_dict() == {"entities": [v.to_dict() for v in view.entities], "relations": []}
+
+
+# -- the interaction log, code search and store health ----------------------------------
+
+
+def _roundtrips(record: Any) -> None:
+    """Equal to its pickled, copied and deep-copied selves, with the same `to_dict()`;
+    built again from its fields (`__match_args__`, positional) it is equal too."""
+    for clone in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record)):
+        assert type(clone) is type(record)
+        assert clone == record and clone.to_dict() == record.to_dict()
+    fields = [getattr(record, name) for name in type(record).__match_args__]
+    assert type(record)(*fields) == record
+    assert repr(record).startswith(f"{type(record).__name__}(")
+    assert tuple(record.to_dict()) == type(record).__match_args__
+    with pytest.raises(AttributeError):
+        setattr(record, type(record).__match_args__[0], None)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "auth.py").write_text("def check(token):\n    return True\n")
+    return root
+
+
+def test_the_interaction_log_records_are_native(project: Path) -> None:
+    from memcore.records import conversation as records
+
+    for name in ("TurnRecord", "ProcedureRecord", "DocumentVersion", "VersionTouch"):
+        assert getattr(memcore, name) is getattr(_core, name) is getattr(records, name)
+    with memcore.Memory(mode="local", project_root=project, model=None) as mem:
+        at = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+        mem.record_turn(
+            "c1",
+            "fix the login bug",
+            "patched",
+            procedures=[
+                {"tool": "READ", "documents": ["src/auth.py"]},
+                {"tool": "bash", "args": {"cmd": "pytest", "n": [1, 2]}},
+            ],
+            turn_id="t1",
+            at=at,
+        )
+        (project / "src" / "auth.py").write_text("changed on disk\n")
+        result = mem.record_turn(
+            "c2", "review auth", procedures=[{"tool": "READ", "documents": ["src/auth.py"]}]
+        )
+        turn = mem.get_turn("c1", "t1")
+        history = mem.get_document_history("src/auth.py")
+        context = mem.retrieve_context("login bug", conversation_id="c3")
+        listed = mem.list_turns("c1")
+
+    assert isinstance(result, memcore.TurnResult) and isinstance(result.turn, _core.TurnRecord)
+    assert result.to_dict()["turn"] == result.turn.to_dict()
+    assert isinstance(turn, memcore.TurnRecord) and turn.created_at == at
+    assert turn.created_at.tzinfo is UTC
+    out = turn.to_dict()
+    assert out["created_at"] == "2026-01-02T03:04:05.000006Z"
+    read, bash = turn.procedures
+    assert bash.args == {"cmd": "pytest", "n": [1, 2]}, "arguments read parsed"
+    assert out["procedures"][1]["args"] == bash.args and out["procedures"][1]["documents"] == []
+    assert out["procedures"][0]["documents"] == [v.to_dict() for v in read.documents]
+    version = read.documents[0]
+    assert isinstance(version, memcore.DocumentVersion)
+    assert (version.path, version.version, version.touched_by) == ("src/auth.py", 1, [])
+    assert version.created_in_turn == turn.id
+    assert [t.turn_id for t in listed] == ["t1"] and listed[0].procedures == []
+    for record in (turn, read, version, history, history.latest, context):
+        _roundtrips(record)
+
+    assert isinstance(history, memcore.DocumentHistory)
+    assert history.latest is history.versions[-1], "the list's own record"
+    first = history.versions[0]
+    (touch,) = first.touched_by
+    assert isinstance(touch, memcore.VersionTouch)
+    assert (touch.conversation_id, touch.turn_id, touch.tool) == ("c1", "t1", "READ")
+    assert history.to_dict()["versions"][0]["touched_by"] == [touch.to_dict()]
+    _roundtrips(touch)
+
+    assert isinstance(context, memcore.ContextResult)
+    (item,) = [i for i in context.items if i.turn.conversation_id == "c1"]
+    assert isinstance(item, memcore.ContextItem) and isinstance(item.shared_documents, list)
+    assert item.turn.procedures == [], "a context item's turn comes without procedures"
+    procedure = item.procedures[0]
+    assert isinstance(procedure, memcore.ContextProcedure)
+    signal = procedure.documents[0]
+    assert isinstance(signal, memcore.DocumentSignal)
+    assert (signal.version.version, signal.latest_version, signal.staleness) == (1, 2, 1)
+    assert signal.changed_since and item.changed_documents == [signal]
+    assert item.to_dict()["procedures"][0]["documents"][0]["version"] == signal.version.to_dict()
+    assert context.to_dict()["items"] == [i.to_dict() for i in context.items]
+    for record in (item, procedure, signal):
+        _roundtrips(record)
+
+
+def test_an_empty_history_has_no_latest_version() -> None:
+    empty = _core.DocumentHistory("a.py", [], 0.0, 0)
+    with pytest.raises(IndexError):
+        _ = empty.latest
+
+
+def test_code_hits_are_native(tmp_path: Path) -> None:
+    from memcore.records import code as records
+
+    assert memcore.CodeHit is _core.CodeHit is records.CodeHit
+    root = tmp_path / "proj"
+    root.mkdir()
+    body = "\n".join(f"    total += len('{i:>60}')" for i in range(400))
+    (root / "slug.py").write_text(f"def slugify(text):\n    total = 0\n{body}\n    return text\n")
+    with memcore.Memory(tmp_path / "data", model=None) as mem:
+        mem.index_project(root)
+        # A long function is stored in windows; its first one starts at the def.
+        hit = next(h for h in mem.search_code("slugify", limit=10) if h.start_line == 1)
+    assert isinstance(hit, memcore.CodeHit) and isinstance(hit.scores, Scores)
+    assert hit.file_path == "slug.py" and hit.name == "slugify"
+    assert hit.relevance_score == round(min(1.0, max(0.0, (hit.scores.fused + 3.0) / 6.0)), 4)
+    # The snippet is the chunk's own lines (no indexing header), cut after 2,000 characters.
+    assert hit.snippet.startswith("def slugify(text):")
+    kept = hit.snippet.split("\n")
+    assert kept[-1] == f"… ({hit.end_line - hit.start_line + 1 - (len(kept) - 1)} more lines)"
+    assert len(hit.snippet) < 2_100
+    assert hit.to_dict()["scores"] == hit.scores.to_dict()
+    _roundtrips(hit)
+
+
+def test_store_health_reports_are_native(tmp_path: Path) -> None:
+    from memcore.records import store as records
+
+    with memcore.Memory(tmp_path / "data", model=None) as mem:
+        mem.store_memory("a fact to check", vector=unit(0))
+        check = mem.check()
+        backup = mem.backup(tmp_path / "copy.db")
+        repair = mem.repair()
+    assert type(check) is _core.StoreCheck is records.StoreCheck
+    assert check.ok and check.integrity == ["ok"] and check.problems == []
+    assert {i.index for i in check.indexes} == {"catalog", "text", "vectors"}
+    assert check.to_dict()["indexes"] == [i.to_dict() for i in check.indexes]
+    assert isinstance(backup, records.BackupReport) and backup.path == str(tmp_path / "copy.db")
+    assert backup.bytes > 0 and backup.last_seq >= 1
+    assert isinstance(repair, records.RepairReport) and repair.database_set_aside is None
+    problem = records.CheckProblem("text", "a message", "a fix")
+    assert problem.to_dict() == {"area": "text", "message": "a message", "fix": "a fix"}
+    for record in (check, check.indexes[0], backup, repair, problem):
+        _roundtrips(record)

@@ -86,8 +86,8 @@ def test_every_record_type_round_trips(tmp_path: Path) -> None:
     assert [r.name for r in target.get_related("default", "Alice")] == ["Bob"]
     hits = target.search_vector("default", np.ones(4, dtype=np.float32), limit=1)
     assert hits[0].memory.content == "User likes tea"
-    assert target.search_code("default", "f", project_id="proj")[0]["file_path"] == "a.py"
-    assert target.get_turn("default", "c1", "t1")["procedures"][0]["tool"] == "EDIT"
+    assert target.search_code("default", "f", project_id="proj")[0].file_path == "a.py"
+    assert target.get_turn("default", "c1", "t1").procedures[0].tool == "EDIT"
 
 
 def test_existing_ids_fail_the_batch_unless_skipped(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ class CodeAPI(SearchAPI):
         if language is not None and not isinstance(language, str):
             raise invalid("language", f"language must be a string, got {language!r}.")
         q = as_vector(vector) if vector is not None else self._optional_query_vector(text)
-        rows = self._engine.search_code(
+        return self._engine.search_code(
             self._ns(namespace),
             text,
             q,
@@ -171,7 +171,6 @@ class CodeAPI(SearchAPI):
             language=language.strip().lower() if language else None,
             limit=limit,
         )
-        return [CodeHit.from_core(row) for row in rows]
 
     def get_index_status(self, project_id: str, *, namespace: str | None = None) -> IndexStatus:
         """A project's indexing status.

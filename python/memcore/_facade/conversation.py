@@ -154,15 +154,13 @@ class ConversationAPI(SearchAPI):
         Raises:
             NotFoundError: No such turn in that conversation.
         """
-        raw = self._engine.get_turn(self._ns(namespace), conversation_id, turn_id)
-        return TurnRecord.from_core(raw)
+        return self._engine.get_turn(self._ns(namespace), conversation_id, turn_id)
 
     def list_turns(
         self, conversation_id: str, *, limit: int = 1000, namespace: str | None = None
     ) -> list[TurnRecord]:
         """The turns of a conversation in order (1-1000, without procedures)."""
-        rows = self._engine.conversation_turns(self._ns(namespace), conversation_id, limit=limit)
-        return [TurnRecord.from_core(r, []) for r in rows]
+        return self._engine.conversation_turns(self._ns(namespace), conversation_id, limit=limit)
 
     # -- documents -----------------------------------------------------------------------
 
@@ -216,9 +214,7 @@ class ConversationAPI(SearchAPI):
             NotFoundError: No turn ever touched the document.
         """
         canonical = self._document_resolver().canonical(path, on_disk=False)
-        return DocumentHistory.from_core(
-            self._engine.document_history(self._ns(namespace), canonical)
-        )
+        return self._engine.document_history(self._ns(namespace), canonical)
 
     def get_document_content(self, version_id: str) -> str | None:
         """The stored content of a document version (None when only its hash was kept)."""
@@ -279,7 +275,7 @@ class ConversationAPI(SearchAPI):
             q = as_vector(vector)
         else:
             q = self._optional_query_vector(query) if query.strip() else None
-        raw = self._engine.retrieve_context(
+        return self._engine.retrieve_context(
             self._ns(namespace),
             query,
             q,
@@ -289,7 +285,6 @@ class ConversationAPI(SearchAPI):
             limit=_count("limit", limit),
             **options,
         )
-        return ContextResult.from_core(raw)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` by the embedding model's tokenizer; without a loaded model
@@ -347,7 +342,7 @@ class ConversationAPI(SearchAPI):
             # Fixed here so the vector's date and the stored turn's are the same day.
             at = now_micros()
         passage = self._turn_vector(_core.turn_vector_text(at, user_text), vector)
-        raw = self._engine.record_turn(
+        turn, created = self._engine.record_turn(
             namespace,
             conversation_id,
             turn_id,
@@ -358,15 +353,11 @@ class ConversationAPI(SearchAPI):
             vector=passage,
             at=at,
         )
-        return TurnResult(
-            turn=TurnRecord.from_core(raw["turn"], raw["procedures"]),
-            created=raw["created"],
-            embedded=passage is not None,
-        )
+        return TurnResult(turn=turn, created=created, embedded=passage is not None)
 
     def _stored_turn(self, namespace: str, conversation_id: str, turn_id: str) -> TurnRecord | None:
         try:
-            return TurnRecord.from_core(self._engine.get_turn(namespace, conversation_id, turn_id))
+            return self._engine.get_turn(namespace, conversation_id, turn_id)
         except NotFoundError:
             return None
 

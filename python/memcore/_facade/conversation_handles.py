@@ -219,12 +219,12 @@ class DocumentLedger:
     def _head(self, path: str) -> _Head | None:
         if path not in self._heads:
             state = self._engine.document_state(self._namespace, path)
-            latest = state["latest"]
-            self._familiarity[path] = state["familiarity"]
+            latest = state.latest
+            self._familiarity[path] = state.familiarity
             self._heads[path] = (
                 None
                 if latest is None
-                else _Head(latest["version"], latest["content_hash"], latest["provenance"])
+                else _Head(latest.version, latest.content_hash, latest.provenance)
             )
             self._seen[path] = self._stored_seen(path) if latest is not None else None
         return self._heads[path]
@@ -235,9 +235,9 @@ class DocumentLedger:
             return None
         history = self._engine.document_history(self._namespace, path)
         seen = [
-            v["version"]
-            for v in history["versions"]
-            if any(t["conversation_id"] == self._conversation_id for t in v["turns"])
+            v.version
+            for v in history.versions
+            if any(t.conversation_id == self._conversation_id for t in v.touched_by)
         ]
         return max(seen, default=None)
 
@@ -307,8 +307,8 @@ class ConversationStore:
         turns = engine.conversation_turns(namespace, conversation_id, limit=1000)
         paths: list[str] = []
         for t in turns[-STORED_TURNS_SCANNED:]:
-            full = engine.get_turn(namespace, conversation_id, t["turn_id"])
-            paths.extend(v["path"] for p in full["procedures"] for v in p["documents"])
+            full = engine.get_turn(namespace, conversation_id, t.turn_id)
+            paths.extend(v.path for p in full.procedures for v in p.documents)
         return list(dict.fromkeys(paths))
 
 

@@ -30,7 +30,7 @@ class StoreHealthAPI(FacadeBase):
         Returns:
             The report; `ok` is False when a problem was found, each with its fix.
         """
-        return StoreCheck.from_core(self._engine.check())
+        return self._engine.check()
 
     def repair(self) -> RepairReport:
         """Rebuild the search indexes from the database (SQLite is the truth).
@@ -41,7 +41,7 @@ class StoreHealthAPI(FacadeBase):
         Raises:
             StorageError: The instance is read-only or closed.
         """
-        return RepairReport.from_core(self._engine.repair())
+        return self._engine.repair()
 
     def backup(self, dest: str | os.PathLike[str]) -> BackupReport:
         """Copy the database to `dest` with SQLite's online backup API.
@@ -60,7 +60,7 @@ class StoreHealthAPI(FacadeBase):
             InvalidParameterError: The destination file exists (a backup never overwrites).
             StorageError: The copy could not be written.
         """
-        return BackupReport.from_core(self._engine.backup(str(Path(dest))))
+        return self._engine.backup(str(Path(dest)))
 
     @staticmethod
     def repair_store(path: str | os.PathLike[str], *, accept_empty: bool = False) -> RepairReport:
@@ -81,6 +81,4 @@ class StoreHealthAPI(FacadeBase):
             ResourceBusyError: Another process has the store open for writing.
             NotFoundError: There is no store at `path`.
         """
-        return RepairReport.from_core(
-            _core.repair_store(str(Path(path)), accept_empty=accept_empty)
-        )
+        return _core.repair_store(str(Path(path)), accept_empty=accept_empty)

@@ -99,7 +99,7 @@ class TurnLifecycleAPI(ConversationAPI):
         if left >= lifecycle.MIN_BLOCK_TOKENS:
             context_text = self._engine.retrieve_context(
                 ns, query, q, conversation_id=session_id, documents=docs, token_budget=left
-            )["text"]
+            ).text
         block = "\n".join(t for t in (facts_text, context_text) if t)
         if not block:
             return {"input_items": items, "recall_fact_ids": [], "context_token_count": 0}

@@ -1,4 +1,11 @@
-"""The values the code-search API returns: small frozen dataclasses with ``to_dict()``.
+"""The values the code-search API returns, all with ``to_dict()``.
+
+``CodeHit`` is a native class defined in ``rust/memcore-py/src/records/code.rs``: the
+engine returns the hits of ``search_code`` as they are, with the snippet cut and the
+display score computed in Rust. The others stay frozen dataclasses: ``IndexProgress`` and
+``IndexReport`` are made by the Python indexing pass, and ``IndexStatus`` is the project's
+status row as the facade reads it (the facade replaces a ``watching`` status left by a
+process that ended, and the export and the overview read the engine's rows as mappings).
 
 Times are aware UTC datetimes here and ISO 8601 strings in ``to_dict()``, as for the
 memory records (:mod:`memcore.records.facts`).
@@ -11,14 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from memcore._core import CodeHit
 from memcore._time import from_micros, optional_datetime
-from memcore.records.facts import Record, Scores
+from memcore.records.facts import Record
 
 ProjectState = Literal["idle", "indexing", "watching", "error"]
-
-SNIPPET_MAX_CHARS = 2000
-"""A hit's snippet is cut at a line boundary beyond this many characters: enough for a
-function of about 50 lines, short enough that ten hits fit in an agent's context."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,80 +126,11 @@ class IndexStatus(Record):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class CodeHit(Record):
-    """A code chunk found by ``search_code``, with the scores that explain its rank.
-
-    Attributes:
-        file_path: Path relative to the project root, ``/``-separated.
-        start_line: First line, 1-based.
-        end_line: Last line, inclusive.
-        name: The definition's name (a function, class, ...), or the file name.
-        chunk_type: ``function``, ``method``, ``class``, ``module``, ``window``, ...
-        language: Language name.
-        parent_scope: Where the chunk lives (``module a.py``, ``class Auth``).
-        snippet: The chunk's code without the indexing header, cut at a line boundary
-            after :data:`SNIPPET_MAX_CHARS` with a note of the lines left out.
-        scores: Per-signal scores (``vector``, ``bm25``, ``fused``).
-        relevance_score: 0-1 for display: the fused z-score mapped from its ±3 range.
-        project_id: The chunk's project.
-        id: The chunk's id.
-    """
-
-    file_path: str
-    start_line: int
-    end_line: int
-    name: str | None
-    chunk_type: str
-    language: str
-    parent_scope: str | None
-    snippet: str
-    scores: Scores
-    relevance_score: float
-    project_id: str
-    id: str
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> CodeHit:
-        """Build from a native ``search_code`` result."""
-        scores: Scores = raw["scores"]
-        line_count = raw["end_line"] - raw["start_line"] + 1
-        return cls(
-            file_path=raw["file_path"],
-            start_line=raw["start_line"],
-            end_line=raw["end_line"],
-            name=raw["name"],
-            chunk_type=raw["chunk_type"],
-            language=raw["language"],
-            parent_scope=raw["parent_scope"],
-            snippet=snippet_of(raw["content"], line_count),
-            scores=scores,
-            relevance_score=round(min(1.0, max(0.0, (scores.fused + 3.0) / 6.0)), 4),
-            project_id=raw["project_id"],
-            id=raw["id"],
-        )
-
-
-def snippet_of(content: str, line_count: int, max_chars: int = SNIPPET_MAX_CHARS) -> str:
-    """The code of a stored chunk: its last ``line_count`` lines, shortened if long.
-
-    The chunker stores ``header + "\\n" + source`` where ``source`` is exactly the chunk's
-    line range, so the source is the tail of the content whatever the header held.
-
-    Args:
-        content: The stored chunk content.
-        line_count: Lines in the chunk's range.
-        max_chars: Cut after the line that crosses this many characters.
-
-    Returns:
-        The source lines, with ``… (N more lines)`` appended when cut.
-    """
-    lines = content.split("\n")[-line_count:] if line_count > 0 else []
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        if kept and size + len(line) > max_chars:
-            return "\n".join(kept) + f"\n… ({len(lines) - len(kept)} more lines)"
-        kept.append(line)
-        size += len(line) + 1
-    return "\n".join(kept)
+__all__ = [
+    "CodeHit",
+    "IndexProgress",
+    "IndexReport",
+    "IndexStatus",
+    "ProgressCallback",
+    "ProjectState",
+]

@@ -6,13 +6,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use memcore::RecallOptions;
-use memcore::code::{ChunkDraft, CodeChunk, FileChunks, ProjectStatus};
+use memcore::code::{ChunkDraft, FileChunks, ProjectStatus};
 use memcore::engine::code_recall;
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
-use crate::records::facts::Scores;
+use crate::records::code::CodeHit;
 use crate::search::checked_weights;
 
 /// A chunk of a file as the Python chunker produces it.
@@ -32,24 +32,6 @@ struct ChunkArg {
     content: String,
     #[pyo3(item)]
     content_hash: String,
-}
-
-fn chunk_dict<'py>(py: Python<'py>, c: &CodeChunk) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", &c.id)?;
-    d.set_item("namespace", &c.namespace)?;
-    d.set_item("project_id", &c.project_id)?;
-    d.set_item("file_path", &c.file_path)?;
-    d.set_item("language", &c.language)?;
-    d.set_item("start_line", c.start_line)?;
-    d.set_item("end_line", c.end_line)?;
-    d.set_item("chunk_type", &c.chunk_type)?;
-    d.set_item("name", &c.name)?;
-    d.set_item("parent_scope", &c.parent_scope)?;
-    d.set_item("content", &c.content)?;
-    d.set_item("content_hash", &c.content_hash)?;
-    d.set_item("indexed_at", c.indexed_at)?;
-    Ok(d)
 }
 
 fn project_dict<'py>(py: Python<'py>, p: &ProjectStatus) -> PyResult<Bound<'py, PyDict>> {
@@ -230,7 +212,7 @@ impl PyEngine {
         run(py, &engine, || engine.indexed_files(namespace, project_id))
     }
 
-    /// Hybrid search over code chunks; each result is a chunk dict with `scores`.
+    /// Hybrid search over code chunks, best first, as `CodeHit`s.
     /// `weights` = (vector, bm25, ppr) replaces code's own z-score weights.
     #[pyo3(signature = (namespace, text, vector = None, *, project_id = None, language = None,
         limit = 10, weights = None))]
@@ -245,7 +227,7 @@ impl PyEngine {
         language: Option<&str>,
         limit: usize,
         weights: Option<(f32, f32, f32)>,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<CodeHit>> {
         let engine = self.engine()?;
         let options = match weights {
             None => code_recall(),
@@ -267,12 +249,8 @@ impl PyEngine {
             )
         })?;
         Ok(found
-            .iter()
-            .map(|(c, s)| {
-                let d = chunk_dict(py, c)?;
-                d.set_item("scores", Scores::from(*s))?;
-                Ok(d)
-            })
+            .into_iter()
+            .map(|hit| CodeHit::from_core(py, hit))
             .collect::<PyResult<_>>()?)
     }
 }

@@ -5,17 +5,15 @@ use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use memcore::conversation::{
-    DocVersion, DocumentObservation, NewTurn, Procedure, ProcedureRecord, Turn, WRITING_TOOLS,
-};
+use memcore::conversation::{DocumentObservation, NewTurn, ProcedureRecord, WRITING_TOOLS};
 use memcore::engine::{
-    ContextItem, ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, VersionSignal,
-    estimate_tokens,
+    ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, estimate_tokens,
 };
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
+use crate::records::conversation::{ContextResult, DocumentHistory, DocumentState, TurnRecord};
 
 /// A document a procedure touched (already canonicalised by the facade).
 #[derive(FromPyObject)]
@@ -75,92 +73,6 @@ fn procedure_records(items: &[Bound<'_, PyAny>]) -> PyResult<Vec<ProcedureRecord
         .collect()
 }
 
-fn turn_dict<'py>(py: Python<'py>, t: &Turn) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", &t.id)?;
-    d.set_item("namespace", &t.namespace)?;
-    d.set_item("conversation_id", &t.conversation_id)?;
-    d.set_item("turn_id", &t.turn_key)?;
-    d.set_item("turn_index", t.turn_index)?;
-    d.set_item("user_text", &t.user_text)?;
-    d.set_item("agent_text", &t.agent_text)?;
-    d.set_item("thread_id", &t.thread_id)?;
-    d.set_item("created_at", t.created_at)?;
-    Ok(d)
-}
-
-fn version_dict<'py>(py: Python<'py>, v: &DocVersion) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", &v.id)?;
-    d.set_item("document_id", &v.document_id)?;
-    d.set_item("path", &v.canonical)?;
-    d.set_item("version", v.version)?;
-    d.set_item("content_hash", &v.content_hash)?;
-    d.set_item("size", v.size)?;
-    d.set_item("provenance", &v.provenance)?;
-    d.set_item("turn_id", &v.turn_id)?;
-    d.set_item("created_at", v.created_at)?;
-    d.set_item("has_content", v.has_content)?;
-    Ok(d)
-}
-
-fn procedure_dict<'py>(py: Python<'py>, p: &Procedure) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", &p.id)?;
-    d.set_item("position", p.position)?;
-    d.set_item("tool", &p.tool)?;
-    d.set_item("args", &p.args)?;
-    d.set_item("created_at", p.created_at)?;
-    let versions: Vec<Bound<'py, PyDict>> = p
-        .versions
-        .iter()
-        .map(|v| version_dict(py, v))
-        .collect::<PyResult<_>>()?;
-    d.set_item("documents", versions)?;
-    Ok(d)
-}
-
-fn signal_dict<'py>(py: Python<'py>, s: &VersionSignal) -> PyResult<Bound<'py, PyDict>> {
-    let d = version_dict(py, &s.version)?;
-    d.set_item("latest_version", s.latest_version)?;
-    d.set_item("staleness", s.staleness)?;
-    d.set_item("external_since", s.external_since)?;
-    d.set_item("familiarity", s.familiarity)?;
-    d.set_item("volatility", s.volatility)?;
-    Ok(d)
-}
-
-fn item_dict<'py>(py: Python<'py>, item: &ContextItem) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("turn", turn_dict(py, &item.turn)?)?;
-    d.set_item("score", item.score)?;
-    d.set_item("search_score", item.search_score)?;
-    d.set_item("shared_documents", &item.shared_documents)?;
-    d.set_item("recency", item.recency)?;
-    d.set_item("staleness_penalty", item.staleness_penalty)?;
-    d.set_item("familiarity_bonus", item.familiarity_bonus)?;
-    let procedures: Vec<Bound<'py, PyDict>> = item
-        .procedures
-        .iter()
-        .map(|p| {
-            let x = PyDict::new(py);
-            x.set_item("tool", &p.tool)?;
-            x.set_item("args", &p.args)?;
-            let docs: Vec<Bound<'py, PyDict>> = p
-                .documents
-                .iter()
-                .map(|s| signal_dict(py, s))
-                .collect::<PyResult<_>>()?;
-            x.set_item("documents", docs)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("procedures", procedures)?;
-    d.set_item("text", &item.text)?;
-    d.set_item("tokens", item.tokens)?;
-    Ok(d)
-}
-
 fn entry_dict<'py>(py: Python<'py>, e: &DirEntry) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("path", &e.path)?;
@@ -191,7 +103,7 @@ impl PyEngine {
         procedures: Option<Vec<Bound<'py, PyAny>>>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         at: Option<i64>,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<(TurnRecord, bool)> {
         let engine = self.engine()?;
         let turn = NewTurn {
             namespace,
@@ -205,112 +117,70 @@ impl PyEngine {
             at,
         };
         let outcome = run(py, &engine, || engine.record_turn(&turn))?;
-        let d = PyDict::new(py);
-        d.set_item("turn", turn_dict(py, &outcome.turn)?)?;
-        d.set_item("created", outcome.created)?;
-        let procs: Vec<Bound<'py, PyDict>> = outcome
-            .procedures
-            .iter()
-            .map(|p| procedure_dict(py, p))
-            .collect::<PyResult<_>>()?;
-        d.set_item("procedures", procs)?;
-        Ok(d)
+        let record = TurnRecord::from_core(py, outcome.turn, outcome.procedures)?;
+        Ok((record, outcome.created))
     }
 
     /// A turn with its procedures, by the caller's conversation and turn ids.
-    fn get_turn<'py>(
+    fn get_turn(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         conversation_id: &str,
         turn_id: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<TurnRecord> {
         let engine = self.engine()?;
         let (turn, procedures) = run(py, &engine, || {
             engine.get_turn(namespace, conversation_id, turn_id)
         })?;
-        let d = turn_dict(py, &turn)?;
-        let procs: Vec<Bound<'py, PyDict>> = procedures
-            .iter()
-            .map(|p| procedure_dict(py, p))
-            .collect::<PyResult<_>>()?;
-        d.set_item("procedures", procs)?;
-        Ok(d)
+        Ok(TurnRecord::from_core(py, turn, procedures)?)
     }
 
     /// The turns of a conversation in order.
     #[pyo3(signature = (namespace, conversation_id, *, limit = 1000))]
-    fn conversation_turns<'py>(
+    fn conversation_turns(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         conversation_id: &str,
         limit: usize,
-    ) -> BindResult<Vec<Bound<'py, PyDict>>> {
+    ) -> BindResult<Vec<TurnRecord>> {
         let engine = self.engine()?;
         let turns = run(py, &engine, || {
             engine.conversation_turns(namespace, conversation_id, limit)
         })?;
         Ok(turns
-            .iter()
-            .map(|t| turn_dict(py, t))
+            .into_iter()
+            .map(|t| TurnRecord::from_core(py, t, Vec::new()))
             .collect::<PyResult<_>>()?)
     }
 
     /// The latest stored version of a document (`latest` None when never
     /// seen) and how many conversations touched it.
-    fn document_state<'py>(
+    fn document_state(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         canonical: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<DocumentState> {
         let engine = self.engine()?;
         let state = run(py, &engine, || engine.document_state(namespace, canonical))?;
-        let d = PyDict::new(py);
-        match &state.latest {
-            Some(v) => d.set_item("latest", version_dict(py, v)?)?,
-            None => d.set_item("latest", py.None())?,
-        }
-        d.set_item("familiarity", state.familiarity)?;
-        Ok(d)
+        Ok(DocumentState::from_core(py, state)?)
     }
 
     /// A document's versions oldest first, each with the turns (and tool)
     /// that touched it, plus volatility and familiarity.
-    fn document_history<'py>(
+    fn document_history(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         canonical: &str,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<DocumentHistory> {
         let engine = self.engine()?;
         let history = run(py, &engine, || {
             engine.document_history(namespace, canonical)
         })?;
-        let d = PyDict::new(py);
-        d.set_item("path", &history.canonical)?;
-        d.set_item("volatility", history.volatility)?;
-        d.set_item("familiarity", history.familiarity)?;
-        let versions: Vec<Bound<'py, PyDict>> = history
-            .versions
-            .iter()
-            .map(|(v, touches)| {
-                let x = version_dict(py, v)?;
-                let turns: Vec<Bound<'py, PyDict>> = touches
-                    .iter()
-                    .map(|(t, tool)| {
-                        let y = turn_dict(py, t)?;
-                        y.set_item("tool", tool)?;
-                        Ok(y)
-                    })
-                    .collect::<PyResult<_>>()?;
-                x.set_item("turns", turns)?;
-                Ok(x)
-            })
-            .collect::<PyResult<_>>()?;
-        d.set_item("versions", versions)?;
-        Ok(d)
+        Ok(DocumentHistory::from_core(py, history)?)
     }
 
     /// The stored content of a document version, if it was kept.
@@ -338,7 +208,7 @@ impl PyEngine {
         staleness_weight: f64,
         familiarity_weight: f64,
         document_match: f64,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<ContextResult> {
         let engine = self.engine()?;
         let q = owned_vector(vector);
         let documents = documents.unwrap_or_default();
@@ -358,17 +228,7 @@ impl PyEngine {
             },
         };
         let result = run(py, &engine, || engine.retrieve_context(&request))?;
-        let d = PyDict::new(py);
-        let items: Vec<Bound<'py, PyDict>> = result
-            .items
-            .iter()
-            .map(|i| item_dict(py, i))
-            .collect::<PyResult<_>>()?;
-        d.set_item("items", items)?;
-        d.set_item("text", &result.text)?;
-        d.set_item("token_count", result.token_count)?;
-        d.set_item("omitted", result.omitted)?;
-        Ok(d)
+        Ok(ContextResult::from_core(py, result)?)
     }
 
     /// Expiry to invalidation, retention tier, version dedupe, archiving,

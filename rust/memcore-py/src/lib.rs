@@ -46,12 +46,21 @@ mod _core {
 
     // The records the engine returns (records/).
     #[pymodule_export]
+    use crate::records::code::CodeHit;
+    #[pymodule_export]
+    use crate::records::conversation::{
+        ContextItem, ContextProcedure, ContextResult, DocumentHistory, DocumentSignal,
+        DocumentState, DocumentVersion, ProcedureRecord, TurnRecord, VersionTouch,
+    };
+    #[pymodule_export]
     use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
     #[pymodule_export]
     use crate::records::graph::{
         EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
         RelatedEntity, RelationRecord,
     };
+    #[pymodule_export]
+    use crate::records::store::{BackupReport, CheckProblem, IndexCheck, RepairReport, StoreCheck};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -122,7 +122,7 @@ pub enum Relevance {
 impl Relevance {
     /// The display score of `scores`, clamped to 0-1 and rounded to four
     /// decimals as Python's `round(x, 4)` does (correctly rounded, ties to even).
-    fn of(self, scores: &CoreScores) -> f64 {
+    pub fn of(self, scores: &CoreScores) -> f64 {
         let value = match self {
             Self::Vector => f64::from(scores.vector.unwrap_or(0.0)),
             Self::Bm25 => {

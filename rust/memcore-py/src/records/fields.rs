@@ -3,6 +3,7 @@
 //! page (`to_raw`), and how it is read back from Python (`from_py`, for the
 //! constructor that pickling and copying call).
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::True;
 use pyo3::sync::PyOnceLock;
@@ -125,6 +126,9 @@ impl Field for Stamp {
 /// read costs no parse. Most memories carry none (`{}`), answered directly.
 pub struct Json {
     text: Option<String>,
+    /// Text that does not parse reads as the text itself (a procedure's
+    /// arguments, validated when stored but kept readable whatever they hold).
+    lenient: bool,
     value: PyOnceLock<Py<PyAny>>,
 }
 
@@ -140,7 +144,16 @@ impl Json {
     pub fn new(text: String) -> Self {
         Self {
             text: Some(text),
+            lenient: false,
             value: PyOnceLock::new(),
+        }
+    }
+
+    /// JSON text that reads as itself when it does not parse.
+    pub fn lenient(text: String) -> Self {
+        Self {
+            lenient: true,
+            ..Self::new(text)
         }
     }
 
@@ -148,11 +161,19 @@ impl Json {
         static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         match self.text.as_deref() {
             None | Some("{}") => Ok(PyDict::new(py).into_any().unbind()),
-            Some(text) => LOADS
-                .get_or_try_init(py, || {
-                    py.import("json")?.getattr("loads").map(Bound::unbind)
-                })?
-                .call1(py, (text,)),
+            Some(text) => {
+                let parsed = LOADS
+                    .get_or_try_init(py, || {
+                        py.import("json")?.getattr("loads").map(Bound::unbind)
+                    })?
+                    .call1(py, (text,));
+                match parsed {
+                    Err(e) if self.lenient && e.is_instance_of::<PyValueError>(py) => {
+                        text.into_py_any(py)
+                    }
+                    parsed => parsed,
+                }
+            }
         }
     }
 }
@@ -189,6 +210,7 @@ impl Field for Json {
         let _ = value_cell.set(value.py(), value.clone().unbind());
         Ok(Self {
             text: None,
+            lenient: false,
             value: value_cell,
         })
     }
@@ -234,6 +256,21 @@ impl Field for Texts {
             .map(|v| v?.extract())
             .collect::<PyResult<_>>()
             .map(Texts)
+    }
+}
+
+/// Texts shown as a list, as the dataclass records held them (a context item's
+/// shared documents, a check's integrity messages): a new list at each read.
+#[derive(Debug)]
+pub struct Strings(pub Vec<String>);
+
+impl Field for Strings {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        PyList::new(py, &self.0)?.into_py_any(py)
+    }
+
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Texts::from_py(value).map(|t| Strings(t.0))
     }
 }
 
@@ -333,6 +370,11 @@ where
             list.append(Bound::new(py, item?)?)?;
         }
         Ok(Self(list.unbind(), std::marker::PhantomData))
+    }
+
+    /// The Python list the attribute shows.
+    pub fn list<'py>(&self, py: Python<'py>) -> &Bound<'py, PyList> {
+        self.0.bind(py)
     }
 }
 

@@ -11,12 +11,15 @@
 //! Python value, a JSON-ready value and a stored value is decided in one place,
 //! its [`Field`] implementation in `fields.rs`.
 
+pub mod code;
+pub mod conversation;
 pub mod facts;
 mod fields;
 pub mod graph;
+pub mod store;
 mod time;
 
-pub use fields::{Field, Flat, Json, Records, Stamp, Texts};
+pub use fields::{Field, Flat, Json, Records, Stamp, Strings, Texts};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -421,3 +421,70 @@ def test_store_health_reports_are_native(tmp_path: Path) -> None:
     assert problem.to_dict() == {"area": "text", "message": "a message", "fix": "a fix"}
     for record in (check, check.indexes[0], backup, repair, problem):
         _roundtrips(record)
+
+
+def test_analytics_are_native_with_the_contracts_camel_case_keys(mem: memcore.Memory) -> None:
+    from memcore.records import graph as records
+
+    assert memcore.Analytics is _core.Analytics is records.Analytics
+    for name in ("RecentChange", "ImportantEntity", "ConnectedEntity", "OrphanedEntity"):
+        assert getattr(records, name) is getattr(_core, name)
+    mem.save_memory(
+        [
+            {
+                "name": "Alice",
+                "entityType": "Person",
+                "observations": ["Works at ACME"],
+                "relations": [{"targetEntity": "Bob", "relationType": "knows"}],
+            },
+            {
+                "name": "Bob",
+                "entityType": "Person",
+                "observations": ["Maintains the payment gateway"],
+                "relations": [{"targetEntity": "Alice", "relationType": "reports_to"}],
+            },
+        ],
+        "t1",
+    )
+    mem.create_entity("Carol", "Person", ["Nobody links here"], thread_id="t1")
+    report = mem.get_analytics("t1")
+    assert isinstance(report, memcore.Analytics)
+    change = report.recent_changes[0]
+    assert isinstance(change, records.RecentChange) and change.last_modified.tzinfo is UTC
+    assert change.to_dict() == {
+        "entityName": change.entity_name,
+        "entityType": "Person",
+        "lastModified": iso(change.last_modified),
+        "changeType": "created",
+    }
+    connected = next(c for c in report.most_connected if c.entity_name == "Alice")
+    assert connected.connected_to == ["Bob"] and isinstance(connected.connected_to, list)
+    assert connected.to_dict()["connectedTo"] == ["Bob"]
+    orphan = next(o for o in report.orphaned_entities if o.entity_name == "Carol")
+    assert orphan.to_dict() == {
+        "entityName": "Carol",
+        "entityType": "Person",
+        "reason": "no_relations",
+    }
+    out = report.to_dict()
+    assert tuple(out) == report.__match_args__
+    assert out["top_important"] == [e.to_dict() for e in report.top_important]
+    for record in (report, change, connected, orphan, report.top_important[0]):
+        for clone in (pickle.loads(pickle.dumps(record)), copy.deepcopy(record)):
+            assert clone == record and clone.to_dict() == record.to_dict()
+        assert repr(record).startswith(f"{type(record).__name__}(")
+
+
+def test_maintenance_counters_come_from_a_native_report(mem: memcore.Memory) -> None:
+    report = mem.memory_run_maintenance(force_compact=True)
+    assert report == {
+        "ok": True,
+        "memories_expired": 0,
+        "versions_deduplicated": 0,
+        "conversations_archived": 0,
+        "vectors_rebuilt": report["vectors_rebuilt"],
+        "tombstones_dropped": 0,
+        "text_merged": report["text_merged"],
+    }
+    native = _core.MaintenanceReport(1, 2, 3, True, 4, False)
+    _roundtrips(native)

@@ -16,10 +16,12 @@ __all__ = [
     "MAX_ARGS_BYTES",
     "MAX_TEXT_BYTES",
     "SCHEMA_VERSION",
+    "Analytics",
     "BackupReport",
     "CheckProblem",
     "CodeHit",
     "CompactReport",
+    "ConnectedEntity",
     "ContextItem",
     "ContextProcedure",
     "ContextResult",
@@ -35,16 +37,20 @@ __all__ = [
     "EntityView",
     "GraphPage",
     "GraphView",
+    "ImportantEntity",
     "IndexCheck",
     "IndexHealth",
     "InvalidParameterError",
+    "MaintenanceReport",
     "MemcoreError",
     "MemoryNotFoundError",
     "MemoryRecord",
     "NotFoundError",
     "ObservationRecord",
+    "OrphanedEntity",
     "PayloadTooLargeError",
     "ProcedureRecord",
+    "RecentChange",
     "RelatedEntity",
     "RelationRecord",
     "RepairReport",
@@ -1034,6 +1040,148 @@ class RepairReport:
     def __reduce__(self) -> tuple[type[RepairReport], tuple[Any, ...]]: ...
 
 @final
+class RecentChange:
+    """`{entityName, entityType, lastModified, changeType}` in `to_dict()`."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entity_name: str,
+        entity_type: str,
+        last_modified: datetime,
+        change_type: str,
+    ) -> RecentChange: ...
+    @property
+    def entity_name(self) -> str: ...
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def last_modified(self) -> datetime: ...
+    @property
+    def change_type(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[RecentChange], tuple[Any, ...]]: ...
+
+@final
+class ImportantEntity:
+    """`{entityName, entityType, importance, observationCount}` in `to_dict()`."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entity_name: str,
+        entity_type: str,
+        importance: float,
+        observation_count: int,
+    ) -> ImportantEntity: ...
+    @property
+    def entity_name(self) -> str: ...
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def observation_count(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[ImportantEntity], tuple[Any, ...]]: ...
+
+@final
+class ConnectedEntity:
+    """`{entityName, entityType, relationCount, connectedTo}` in `to_dict()`."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entity_name: str,
+        entity_type: str,
+        relation_count: int,
+        connected_to: list[str],
+    ) -> ConnectedEntity: ...
+    @property
+    def entity_name(self) -> str: ...
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def relation_count(self) -> int: ...
+    @property
+    def connected_to(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[ConnectedEntity], tuple[Any, ...]]: ...
+
+@final
+class OrphanedEntity:
+    """`{entityName, entityType, reason}`; reason is no_relations or broken_relation."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(cls, entity_name: str, entity_type: str, reason: str) -> OrphanedEntity: ...
+    @property
+    def entity_name(self) -> str: ...
+    @property
+    def entity_type(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[OrphanedEntity], tuple[Any, ...]]: ...
+
+@final
+class Analytics:
+    """The four analytics of `get_analytics` (a thread's, or the namespace's)."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        recent_changes: list[RecentChange],
+        top_important: list[ImportantEntity],
+        most_connected: list[ConnectedEntity],
+        orphaned_entities: list[OrphanedEntity],
+    ) -> Analytics: ...
+    @property
+    def recent_changes(self) -> list[RecentChange]: ...
+    @property
+    def top_important(self) -> list[ImportantEntity]: ...
+    @property
+    def most_connected(self) -> list[ConnectedEntity]: ...
+    @property
+    def orphaned_entities(self) -> list[OrphanedEntity]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[Analytics], tuple[Any, ...]]: ...
+
+@final
+class MaintenanceReport:
+    """What a maintenance pass did: its counters."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        memories_expired: int,
+        versions_deduplicated: int,
+        conversations_archived: int,
+        vectors_rebuilt: bool,
+        tombstones_dropped: int,
+        text_merged: bool,
+    ) -> MaintenanceReport: ...
+    @property
+    def memories_expired(self) -> int: ...
+    @property
+    def versions_deduplicated(self) -> int: ...
+    @property
+    def conversations_archived(self) -> int: ...
+    @property
+    def vectors_rebuilt(self) -> bool: ...
+    @property
+    def tombstones_dropped(self) -> int: ...
+    @property
+    def text_merged(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[MaintenanceReport], tuple[Any, ...]]: ...
+
+@final
 class Engine:
     """An open memcore data directory. Thread-safe; calls release the GIL."""
 
@@ -1286,7 +1434,7 @@ class Engine:
     ) -> list[ObservationRecord]: ...
     def analytics(
         self, namespace: str, thread_id: str | None = None, *, limit: int = 10
-    ) -> dict[str, Any]: ...
+    ) -> Analytics: ...
     def graph_arrays(self, namespace: str) -> dict[str, Any]: ...
     def personalized_pagerank(
         self,
@@ -1348,7 +1496,7 @@ class Engine:
         episodic_ttl_days: float | None = None,
         archive_after_days: float | None = None,
         force_compact: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> MaintenanceReport: ...
     def overview(
         self, namespace: str | None = None, *, depth: int = 2, limit: int = 200
     ) -> list[dict[str, Any]]: ...

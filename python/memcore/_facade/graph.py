@@ -421,8 +421,7 @@ class GraphAPI(SearchAPI):
     ) -> Analytics:
         """recent_changes, top_important, most_connected and orphaned_entities of a
         thread (of the whole namespace when `thread_id` is None)."""
-        raw = self._engine.analytics(self._ns(namespace), thread_id, limit=_count("limit", limit))
-        return Analytics.from_core(raw)
+        return self._engine.analytics(self._ns(namespace), thread_id, limit=_count("limit", limit))
 
     # -- graph algorithms ------------------------------------------------------------------
 

@@ -189,7 +189,7 @@ class TurnLifecycleAPI(ConversationAPI):
             archive_after_days=_days("archive_after_days", archive_after_days),
             force_compact=force_compact,
         )
-        return {"ok": True, **counters}
+        return {"ok": True, **counters.to_dict()}
 
     def memory_list_dir_with_abstract(
         self,

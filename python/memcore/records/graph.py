@@ -2,29 +2,34 @@
 times, no embeddings).
 
 What the engine returns as is (`EntityRecord`, `ObservationRecord`, `RelationRecord`,
-`EntityView`, `EntityHit`, `RelatedEntity`, `GraphView`, `GraphPage`) are native classes
-defined in `rust/memcore-py/src/records/graph.rs`. The rest stay frozen dataclasses holding
-them, because the facade composes them: a path's entity names, the analytics' camelCase
-rows, the save outcome's contract shape, the rankings and communities computed in Python.
+`EntityView`, `EntityHit`, `RelatedEntity`, `GraphView`, `GraphPage`, and `Analytics` with
+its camelCase rows `RecentChange`, `ImportantEntity`, `ConnectedEntity`, `OrphanedEntity`)
+are native classes defined in `rust/memcore-py/src/records/graph.rs`. The rest stay frozen
+dataclasses holding them, because the facade composes them: a path's entity names, the
+save outcome's contract shape (nested `created`/`updated`, `success` always True), the
+rankings and communities computed in Python.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from memcore._core import (
+    Analytics,
+    ConnectedEntity,
     EntityHit,
     EntityRecord,
     EntityView,
     GraphPage,
     GraphView,
+    ImportantEntity,
     ObservationRecord,
+    OrphanedEntity,
+    RecentChange,
     RelatedEntity,
     RelationRecord,
 )
-from memcore._time import from_micros
 from memcore.records.facts import Record
 
 
@@ -120,99 +125,6 @@ class SaveResult(Record):
             "warnings": list(self.warnings),
             "quality_score": self.quality_score,
         }
-
-
-# -- analytics (camelCase field names on the wire, as the graph tools use) -----------------
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
-
-
-class _CamelRecord(Record):
-    """`to_dict()` with camelCase keys: the analytics contract's field names."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The record with camelCase keys."""
-        return {_camel(k): v for k, v in Record.to_dict(self).items()}
-
-
-@dataclass(frozen=True, slots=True)
-class RecentChange(_CamelRecord):
-    """`{entityName, entityType, lastModified, changeType}`."""
-
-    entity_name: str
-    entity_type: str
-    last_modified: datetime
-    change_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class ImportantEntity(_CamelRecord):
-    """`{entityName, entityType, importance, observationCount}`."""
-
-    entity_name: str
-    entity_type: str
-    importance: float
-    observation_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectedEntity(_CamelRecord):
-    """`{entityName, entityType, relationCount, connectedTo}`."""
-
-    entity_name: str
-    entity_type: str
-    relation_count: int
-    connected_to: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class OrphanedEntity(_CamelRecord):
-    """`{entityName, entityType, reason}`; reason is no_relations or broken_relation."""
-
-    entity_name: str
-    entity_type: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Analytics(Record):
-    """The four analytics of `get_analytics` (a thread's, or the namespace's)."""
-
-    recent_changes: list[RecentChange]
-    top_important: list[ImportantEntity]
-    most_connected: list[ConnectedEntity]
-    orphaned_entities: list[OrphanedEntity]
-
-    @classmethod
-    def from_core(cls, raw: dict[str, Any]) -> Analytics:
-        """Build from the native analytics dict."""
-        return cls(
-            recent_changes=[
-                RecentChange(
-                    r["name"], r["entity_type"], from_micros(r["updated_at"]), r["change_type"]
-                )
-                for r in raw["recent_changes"]
-            ],
-            top_important=[
-                ImportantEntity(
-                    r["name"], r["entity_type"], r["importance"], r["observation_count"]
-                )
-                for r in raw["top_important"]
-            ],
-            most_connected=[
-                ConnectedEntity(
-                    r["name"], r["entity_type"], r["relation_count"], list(r["connected_to"])
-                )
-                for r in raw["most_connected"]
-            ],
-            orphaned_entities=[
-                OrphanedEntity(r["name"], r["entity_type"], r["reason"])
-                for r in raw["orphaned_entities"]
-            ],
-        )
 
 
 # -- ranking and communities ---------------------------------------------------------------

@@ -14,6 +14,7 @@ use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::conversation::{ContextResult, DocumentHistory, DocumentState, TurnRecord};
+use crate::records::store::MaintenanceReport;
 
 /// A document a procedure touched (already canonicalised by the facade).
 #[derive(FromPyObject)]
@@ -232,17 +233,17 @@ impl PyEngine {
     }
 
     /// Expiry to invalidation, retention tier, version dedupe, archiving,
-    /// index compaction and SQLite optimize; returns counters.
+    /// index compaction and SQLite optimize; returns the counters.
     #[pyo3(signature = (namespace, *, episodic_ttl_days = None, archive_after_days = None,
         force_compact = false))]
-    fn run_maintenance<'py>(
+    fn run_maintenance(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         episodic_ttl_days: Option<f64>,
         archive_after_days: Option<f64>,
         force_compact: bool,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<MaintenanceReport> {
         let engine = self.engine()?;
         let options = MaintenanceOptions {
             episodic_ttl_days,
@@ -250,14 +251,7 @@ impl PyEngine {
             force_compact,
         };
         let r = run(py, &engine, || engine.run_maintenance(namespace, &options))?;
-        let d = PyDict::new(py);
-        d.set_item("memories_expired", r.memories_expired)?;
-        d.set_item("versions_deduplicated", r.versions_deduplicated)?;
-        d.set_item("conversations_archived", r.conversations_archived)?;
-        d.set_item("vectors_rebuilt", r.compact.vectors_rebuilt)?;
-        d.set_item("tombstones_dropped", r.compact.tombstones_dropped)?;
-        d.set_item("text_merged", r.compact.text_merged)?;
-        Ok(d)
+        Ok(MaintenanceReport::from(r))
     }
 
     /// Namespaces, threads and conversations with counts, last update and

@@ -1,14 +1,14 @@
 //! Knowledge-graph operations on `Engine`. Requests arrive as plain dicts in
 //! the `save_memory` contract's field names; entities, observations, relations,
-//! views and pages leave as native records (`records/graph.rs`), the save
-//! outcome and the analytics as dicts the facade composes its results from.
+//! views, pages and analytics leave as native records (`records/graph.rs`), the
+//! save outcome as a dict the facade composes its contract-shaped result from.
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use memcore::RecallOptions;
-use memcore::engine::{Analytics, ObservationDraft, WriteContext};
+use memcore::engine::{ObservationDraft, WriteContext};
 use memcore::graph::Direction;
 use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
 use memcore::knowledge::{Entity, Relation};
@@ -18,8 +18,8 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::memories::valid_at;
 use crate::records::graph::{
-    EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord, RelatedEntity,
-    RelationRecord,
+    Analytics, EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
+    RelatedEntity, RelationRecord,
 };
 
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
@@ -114,62 +114,6 @@ fn view_records(
 
 fn relation_records(rs: Vec<Relation>) -> Vec<RelationRecord> {
     rs.into_iter().map(RelationRecord::from).collect()
-}
-
-/// An entity's fields as a dict (the analytics rows the facade reshapes).
-fn entity_dict<'py>(py: Python<'py>, e: &Entity) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("name", &e.name)?;
-    d.set_item("entity_type", &e.entity_type)?;
-    d.set_item("importance", e.importance)?;
-    d.set_item("updated_at", e.updated_at)?;
-    Ok(d)
-}
-
-fn analytics_dict<'py>(py: Python<'py>, a: &Analytics) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let recent: Vec<Bound<'py, PyDict>> = a
-        .recent_changes
-        .iter()
-        .map(|c| {
-            let x = entity_dict(py, &c.entity)?;
-            x.set_item("change_type", c.change_type)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("recent_changes", recent)?;
-    let top: Vec<Bound<'py, PyDict>> = a
-        .top_important
-        .iter()
-        .map(|(e, n)| {
-            let x = entity_dict(py, e)?;
-            x.set_item("observation_count", n)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("top_important", top)?;
-    let connected: Vec<Bound<'py, PyDict>> = a
-        .most_connected
-        .iter()
-        .map(|c| {
-            let x = entity_dict(py, &c.entity)?;
-            x.set_item("relation_count", c.relation_count)?;
-            x.set_item("connected_to", &c.connected_to)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("most_connected", connected)?;
-    let orphaned: Vec<Bound<'py, PyDict>> = a
-        .orphaned
-        .iter()
-        .map(|(e, reason)| {
-            let x = entity_dict(py, e)?;
-            x.set_item("reason", *reason)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("orphaned_entities", orphaned)?;
-    Ok(d)
 }
 
 fn context(
@@ -474,18 +418,18 @@ impl PyEngine {
 
     /// recent_changes, top_important, most_connected, orphaned_entities.
     #[pyo3(signature = (namespace, thread_id = None, *, limit = 10))]
-    fn analytics<'py>(
+    fn analytics(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         namespace: &str,
         thread_id: Option<&str>,
         limit: usize,
-    ) -> BindResult<Bound<'py, PyDict>> {
+    ) -> BindResult<Analytics> {
         let engine = self.engine()?;
         let a = run(py, &engine, || {
             engine.analytics(namespace, thread_id, limit)
         })?;
-        Ok(analytics_dict(py, &a)?)
+        Ok(Analytics::from_core(py, a)?)
     }
 
     /// The live graph as arrays: ids/names/types lists, `sources`/`targets`

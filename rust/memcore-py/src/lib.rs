@@ -56,11 +56,14 @@ mod _core {
     use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
     #[pymodule_export]
     use crate::records::graph::{
-        EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
-        RelatedEntity, RelationRecord,
+        Analytics, ConnectedEntity, EntityHit, EntityRecord, EntityView, GraphPage, GraphView,
+        ImportantEntity, ObservationRecord, OrphanedEntity, RecentChange, RelatedEntity,
+        RelationRecord,
     };
     #[pymodule_export]
-    use crate::records::store::{BackupReport, CheckProblem, IndexCheck, RepairReport, StoreCheck};
+    use crate::records::store::{
+        BackupReport, CheckProblem, IndexCheck, MaintenanceReport, RepairReport, StoreCheck,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

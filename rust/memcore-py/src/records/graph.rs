@@ -1,17 +1,18 @@
 //! The knowledge graph: `EntityRecord`, `ObservationRecord`, `RelationRecord`,
 //! and what the core returns around them (`EntityView`, `EntityHit`,
-//! `RelatedEntity`, `GraphView`, `GraphPage`).
+//! `RelatedEntity`, `GraphView`, `GraphPage`), and `get_analytics`' `Analytics`.
 
 use pyo3::prelude::*;
 
 use memcore::Scores as CoreScores;
 use memcore::engine::{
-    EntityView as CoreView, GraphPage as CorePage, RelatedEntity as CoreRelated,
+    Analytics as CoreAnalytics, EntityView as CoreView, GraphPage as CorePage,
+    RelatedEntity as CoreRelated,
 };
 use memcore::knowledge::{Entity, Observation, Relation};
 
 use super::facts::Scores;
-use super::{Flat, Records, Stamp, record};
+use super::{Flat, Records, Stamp, Strings, record};
 
 record! {
     /// A node of the knowledge graph (a person, project, file, concept…).
@@ -290,6 +291,101 @@ impl GraphPage {
             offset,
             next_offset,
             summary,
+        })
+    }
+}
+
+// -- analytics: camelCase keys in `to_dict()`, the contract's field names ------------------
+
+record! {
+    /// `{entityName, entityType, lastModified, changeType}`.
+    RecentChange {
+        entity_name as "entityName": String,
+        entity_type as "entityType": String,
+        last_modified as "lastModified": Stamp,
+        change_type as "changeType": String,
+    }
+}
+
+record! {
+    /// `{entityName, entityType, importance, observationCount}`.
+    ImportantEntity {
+        entity_name as "entityName": String,
+        entity_type as "entityType": String,
+        importance: f64,
+        observation_count as "observationCount": usize,
+    }
+}
+
+record! {
+    /// `{entityName, entityType, relationCount, connectedTo}`.
+    ConnectedEntity {
+        entity_name as "entityName": String,
+        entity_type as "entityType": String,
+        relation_count as "relationCount": usize,
+        connected_to as "connectedTo": Strings,
+    }
+}
+
+record! {
+    /// `{entityName, entityType, reason}`; reason is no_relations or broken_relation.
+    OrphanedEntity {
+        entity_name as "entityName": String,
+        entity_type as "entityType": String,
+        reason: String,
+    }
+}
+
+record! {
+    /// The four analytics of `get_analytics` (a thread's, or the namespace's).
+    Analytics {
+        recent_changes: Records<RecentChange>,
+        top_important: Records<ImportantEntity>,
+        most_connected: Records<ConnectedEntity>,
+        orphaned_entities: Records<OrphanedEntity>,
+    }
+}
+
+impl Analytics {
+    pub fn from_core(py: Python<'_>, a: CoreAnalytics) -> PyResult<Self> {
+        Ok(Self {
+            recent_changes: Records::new(
+                py,
+                a.recent_changes.into_iter().map(|c| RecentChange {
+                    last_modified: Stamp(c.entity.updated_at),
+                    entity_name: c.entity.name,
+                    entity_type: c.entity.entity_type,
+                    change_type: c.change_type.to_owned(),
+                }),
+            )?,
+            top_important: Records::new(
+                py,
+                a.top_important
+                    .into_iter()
+                    .map(|(e, count)| ImportantEntity {
+                        entity_name: e.name,
+                        entity_type: e.entity_type,
+                        importance: e.importance,
+                        observation_count: count,
+                    }),
+            )?,
+            most_connected: Records::new(
+                py,
+                a.most_connected.into_iter().map(|c| ConnectedEntity {
+                    entity_name: c.entity.name,
+                    entity_type: c.entity.entity_type,
+                    relation_count: c.relation_count,
+                    connected_to: Strings(c.connected_to),
+                }),
+            )?,
+            orphaned_entities: Records::new(
+                py,
+                a.orphaned.into_iter().map(|(e, reason)| OrphanedEntity {
+                    entity_name: e.name,
+                    entity_type: e.entity_type,
+                    reason: reason.to_owned(),
+                }),
+            )?,
         })
     }
 }

@@ -1,11 +1,12 @@
 //! The store's health tools: `StoreCheck` (with `IndexCheck` and
-//! `CheckProblem`), `RepairReport` and `BackupReport`.
+//! `CheckProblem`), `RepairReport` and `BackupReport`, and the counters of a
+//! maintenance pass (`MaintenanceReport`).
 
 use pyo3::prelude::*;
 
 use memcore::engine::{
     BackupReport as CoreBackup, CheckProblem as CoreProblem, CheckReport,
-    IndexCheck as CoreIndexCheck, RepairReport as CoreRepair,
+    IndexCheck as CoreIndexCheck, MaintenanceReport as CoreMaintenance, RepairReport as CoreRepair,
 };
 
 use super::{Records, Strings, record};
@@ -133,6 +134,35 @@ impl From<CoreRepair> for RepairReport {
                 .map(|p| p.to_string_lossy().into_owned()),
             documents: r.documents,
             last_seq: r.last_seq,
+        }
+    }
+}
+
+record! {
+    /// What a maintenance pass did (`memory_run_maintenance` returns its `to_dict()`).
+    MaintenanceReport {
+        /// Memories past `expires_at` (or the episodic tier's age) now invalidated.
+        memories_expired: usize,
+        /// Document versions whose identical contents are now stored once.
+        versions_deduplicated: usize,
+        /// Conversations untouched and unretrieved long enough to be archived.
+        conversations_archived: usize,
+        /// The compaction of the search indexes (see `CompactReport`).
+        vectors_rebuilt: bool,
+        tombstones_dropped: usize,
+        text_merged: bool,
+    }
+}
+
+impl From<CoreMaintenance> for MaintenanceReport {
+    fn from(r: CoreMaintenance) -> Self {
+        Self {
+            memories_expired: r.memories_expired,
+            versions_deduplicated: r.versions_deduplicated,
+            conversations_archived: r.conversations_archived,
+            vectors_rebuilt: r.compact.vectors_rebuilt,
+            tombstones_dropped: r.compact.tombstones_dropped,
+            text_merged: r.compact.text_merged,
         }
     }
 }

@@ -27,6 +27,10 @@ dataclasses, "after" the native classes and the one-call store):
 | records.store | 0.429 | 0.374 |
 | records.list_1k.fields | 5.91 | 3.89 |
 
+The conversation and code rows came with their records (benches/results/records.md has
+the before/after of ci builds on the same busy machine): `turns_50` 0.215 -> 0.043,
+`context_50` 5.90 -> 0.817, `context_50.to_dict` 11.6 -> 2.83, `code_10` 0.152 -> 0.079.
+
 A native record makes a field's Python value when it is read, so a single read of every
 attribute costs more than a dataclass's slot did (about 2.5 vs 1.5 us per memory), and
 reading one attribute twice converts it twice; listing and reading everything once is
@@ -63,7 +67,14 @@ ROWS = {
     "records.list_1k.to_dict": "Memory.list_memories, 1,000 rows, each row's to_dict()",
     "records.list_1k.fields": "Memory.list_memories, 1,000 rows, every attribute read once",
     "records.store": "Memory.store_memory with a vector: the store and its similar memories",
+    # The interaction log and code search.
+    "records.turns_50": "Memory.list_turns, a conversation of 50 turns",
+    "records.context_50": "Memory.retrieve_context, 50 past turns with their procedures",
+    "records.context_50.to_dict": "Memory.retrieve_context, 50 items, each item's to_dict()",
+    "records.code_10": "Memory.search_code, 10 hits (keyword search, snippets cut)",
 }
+TURNS = 50
+CODE_FILES = 40
 
 
 def _read_every_field(records: list[Any]) -> None:
@@ -72,6 +83,39 @@ def _read_every_field(records: list[Any]) -> None:
     for record in records:
         for name in type(record).__match_args__:
             getattr(record, name)
+
+
+def _conversation(mem: Any) -> None:
+    """`TURNS` turns of one conversation, each editing a document (a new version a turn)."""
+    for i in range(TURNS):
+        mem.record_turn(
+            "bench",
+            f"turn {i} about the project plan and its schedule",
+            f"answer {i}",
+            procedures=[
+                {
+                    "tool": "EDIT",
+                    "args": {"path": "src/plan.py", "line": i},
+                    "documents": [{"path": "src/plan.py", "content": f"PLAN = {i}\n"}],
+                },
+                {"tool": "BASH", "args": {"cmd": "pytest -q"}},
+            ],
+            turn_id=f"t{i}",
+        )
+
+
+def _project(root: Path) -> Path:
+    """`CODE_FILES` small Python files whose functions all mention the config."""
+    root.mkdir()
+    for i in range(CODE_FILES):
+        functions = "\n\n".join(
+            f'def parse_config_{i}_{j}(text):\n    """Parse config part {j}."""\n'
+            + "".join(f"    value_{k} = text.split()[{k}]\n" for k in range(12))
+            + "    return text\n"
+            for j in range(4)
+        )
+        (root / f"module_{i}.py").write_text(functions + "\n")
+    return root
 
 
 def _store(path: Path) -> Any:
@@ -87,6 +131,8 @@ def _store(path: Path) -> Any:
     stored = mem.store_memories(texts, vectors=vectors, metadatas=metadatas)
     for record in stored[::10]:
         mem.update_memory(record.id, importance=0.9)
+    _conversation(mem)
+    mem.index_project(_project(path.parent / "project"))
     while mem.index_health().vectors_pending or mem.index_health().text_pending:
         time.sleep(0.005)  # searches answer from the settled indexes, as a running store's do
     return mem
@@ -102,6 +148,9 @@ def measure(runs: int, warmup: int) -> dict[str, Timings]:
             assert len(mem.search(vector=queries[0], limit=10)) == 10, "search lost hits"
             assert len(mem.recall("project plan", vector=queries[0], limit=10)) == 10
             assert len(mem.list_memories(limit=MEMORIES)) == MEMORIES, "list lost rows"
+            assert len(mem.list_turns("bench")) == TURNS, "turns lost"
+            assert len(_context(mem).items) == TURNS, "context lost turns"
+            assert len(mem.search_code("parse config", limit=10)) == 10, "code search lost hits"
             return {
                 "records.search_10": time_calls(
                     lambda i: mem.search(vector=queries[i % 64], limit=10),
@@ -143,9 +192,38 @@ def measure(runs: int, warmup: int) -> dict[str, Timings]:
                     warmup=max(warmup // 10, 2),
                     runs=max(runs // 10, 20),
                 ),
+                "records.turns_50": time_calls(
+                    lambda _: mem.list_turns("bench"), warmup=warmup, runs=runs
+                ),
+                "records.context_50": time_calls(
+                    lambda _: _context(mem),
+                    warmup=max(warmup // 10, 2),
+                    runs=max(runs // 10, 20),
+                ),
+                "records.context_50.to_dict": time_calls(
+                    lambda _: [item.to_dict() for item in _context(mem).items],
+                    warmup=max(warmup // 10, 2),
+                    runs=max(runs // 10, 20),
+                ),
+                "records.code_10": time_calls(
+                    lambda _: mem.search_code("parse config", limit=10),
+                    warmup=warmup,
+                    runs=runs,
+                ),
             }
         finally:
             mem.close()
+
+
+def _context(mem: Any) -> Any:
+    """Every turn of the conversation, found by its text and its document."""
+    return mem.retrieve_context(
+        "project plan schedule",
+        conversation_id="elsewhere",
+        documents=["src/plan.py"],
+        token_budget=100_000,
+        limit=TURNS,
+    )
 
 
 def collect(ctx: Context) -> list[Record]:

@@ -219,7 +219,8 @@ def test_a_hit_is_its_memory_plus_scores(mem: memcore.Memory) -> None:
     assert pickle.loads(pickle.dumps(hit)) == hit
 
 
-def test_graph_records_keep_their_shapes(mem: memcore.Memory) -> None:
+def _alice_and_bob(mem: memcore.Memory) -> None:
+    """Two people of thread t1 who know each other (Alice knows Bob, Bob reports to her)."""
     mem.save_memory(
         [
             {
@@ -237,6 +238,10 @@ def test_graph_records_keep_their_shapes(mem: memcore.Memory) -> None:
         ],
         thread_id="t1",
     )
+
+
+def test_graph_records_keep_their_shapes(mem: memcore.Memory) -> None:
+    _alice_and_bob(mem)
     view = mem.get_entity("Alice")
     assert isinstance(view, memcore.EntityView) and view.name == "Alice"
     out = view.to_dict()
@@ -429,23 +434,7 @@ def test_analytics_are_native_with_the_contracts_camel_case_keys(mem: memcore.Me
     assert memcore.Analytics is _core.Analytics is records.Analytics
     for name in ("RecentChange", "ImportantEntity", "ConnectedEntity", "OrphanedEntity"):
         assert getattr(records, name) is getattr(_core, name)
-    mem.save_memory(
-        [
-            {
-                "name": "Alice",
-                "entityType": "Person",
-                "observations": ["Works at ACME"],
-                "relations": [{"targetEntity": "Bob", "relationType": "knows"}],
-            },
-            {
-                "name": "Bob",
-                "entityType": "Person",
-                "observations": ["Maintains the payment gateway"],
-                "relations": [{"targetEntity": "Alice", "relationType": "reports_to"}],
-            },
-        ],
-        "t1",
-    )
+    _alice_and_bob(mem)
     mem.create_entity("Carol", "Person", ["Nobody links here"], thread_id="t1")
     report = mem.get_analytics("t1")
     assert isinstance(report, memcore.Analytics)

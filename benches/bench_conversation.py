@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from benches.report import Record, latency
 from benches.stats import time_calls
 from benches.stores import settle
 from benches.workloads import corpus, hashed_vectors, queries
+
+if TYPE_CHECKING:
+    from memcore import ContextResult
 
 AREA = "conversation"
 NAMESPACE = "default"
@@ -130,7 +133,7 @@ def measure(mem: Any, agent: AgentLog, turns: int, runs: int, warmup: int) -> li
         )
         for i in range(warmup + runs)
     ]
-    results: list[dict[str, Any]] = []
+    results: list[ContextResult] = []
 
     def retrieve_core(i: int) -> None:
         query, vector, conversation, docs = requests[i]
@@ -156,11 +159,9 @@ def measure(mem: Any, agent: AgentLog, turns: int, runs: int, warmup: int) -> li
         ),
         _latency("retrieve_context.facade", group, retrieve_facade, turns, runs, warmup),
     ]
-    assert all(r["items"] and r["token_count"] <= 2000 for r in results), "empty or over budget"
+    assert all(r.items and r.token_count <= 2000 for r in results), "empty or over budget"
     assert all(
-        i["turn"]["conversation_id"] != requests[n][2]
-        for n, r in enumerate(results)
-        for i in r["items"]
+        i.turn.conversation_id != requests[n][2] for n, r in enumerate(results) for i in r.items
     ), "retrieve_context returned the current conversation"
 
     fresh = AgentLog(warmup + runs, seed=23)

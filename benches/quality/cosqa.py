@@ -103,13 +103,12 @@ def search_code_scores(
             h.file_path for h in mem.search_code(q, PROJECT, limit=DEPTH, vector=v)
         ],
         BM25: lambda q, v: [
-            r["file_path"] for r in engine.search_code(ns, q, None, project_id=PROJECT, limit=DEPTH)
+            r.file_path for r in engine.search_code(ns, q, None, project_id=PROJECT, limit=DEPTH)
         ],
     }
     if mem.embeddings is not None:
         rankers[VECTOR] = lambda q, v: [
-            r["file_path"]
-            for r in engine.search_code(ns, NO_TERM, v, project_id=PROJECT, limit=DEPTH)
+            r.file_path for r in engine.search_code(ns, NO_TERM, v, project_id=PROJECT, limit=DEPTH)
         ]
     scores = {name: Scores() for name in rankers}
     for q in queries:

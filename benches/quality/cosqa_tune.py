@@ -58,7 +58,7 @@ def per_query_metrics(
             rows = engine.search_code(
                 ns, q["doc"], vector, project_id=cosqa.PROJECT, limit=cosqa.DEPTH, weights=w
             )
-            found = list(dict.fromkeys(r["file_path"] for r in rows))
+            found = list(dict.fromkeys(r.file_path for r in rows))
             out[w].append(per_query(found, cosqa.gold_file(q), cosqa.KS, cosqa.DEPTH))
     return out
 

@@ -477,3 +477,17 @@ def test_maintenance_counters_come_from_a_native_report(mem: memcore.Memory) -> 
     }
     native = _core.MaintenanceReport(1, 2, 3, True, 4, False)
     _roundtrips(native)
+
+
+def test_a_snippet_is_the_chunks_tail_cut_at_a_line() -> None:
+    from memcore.records.code import SNIPPET_MAX_CHARS, snippet_of
+
+    assert SNIPPET_MAX_CHARS == 2000
+    assert snippet_of("# header\na\nb", 2) == "a\nb"
+    assert snippet_of("a\nb", 5) == "a\nb"
+    assert snippet_of("h\n", 0) == "" == snippet_of("h\nx", -1)
+    # Characters are counted as Python counts them: "ééé" is 3, not 6 bytes.
+    assert snippet_of("h\nab\nééé", 2, max_chars=6) == "ab\nééé"
+    assert snippet_of("h\nabc\ndef\nghi", 3, max_chars=5) == "abc\n… (2 more lines)"
+    # The first line is kept however long it is.
+    assert snippet_of("h\nabcdefgh\nx", 2, max_chars=3) == "abcdefgh\n… (1 more lines)"

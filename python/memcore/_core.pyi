@@ -16,6 +16,7 @@ __all__ = [
     "MAX_ARGS_BYTES",
     "MAX_TEXT_BYTES",
     "SCHEMA_VERSION",
+    "SNIPPET_MAX_CHARS",
     "Analytics",
     "BackupReport",
     "CheckProblem",
@@ -65,6 +66,7 @@ __all__ = [
     "VersionTouch",
     "__version__",
     "repair_store",
+    "snippet_of",
     "turn_vector_text",
 ]
 
@@ -77,8 +79,14 @@ DESIGN_WEIGHTS: tuple[float, float, float]
 MAX_TEXT_BYTES: int
 #: Largest accepted procedure-argument JSON, in bytes.
 MAX_ARGS_BYTES: int
+#: A code hit's snippet is cut at a line boundary beyond this many characters.
+SNIPPET_MAX_CHARS: int
 #: Every public error code; each has its exception class here and in `memcore.errors`.
 ERROR_CODES: tuple[str, ...]
+
+def snippet_of(content: str, line_count: int, max_chars: int = ...) -> str:
+    """The code of a stored chunk: its last `line_count` lines, cut after the line that
+    crosses `max_chars` (default `SNIPPET_MAX_CHARS`) characters."""
 
 def turn_vector_text(at: int, user_text: str) -> str:
     """What a turn's vector embeds: its day and its own user text."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from memcore._core import CodeHit
+from memcore._core import SNIPPET_MAX_CHARS, CodeHit, snippet_of
 from memcore._time import from_micros, optional_datetime
 from memcore.records.facts import Record
 
@@ -127,10 +127,12 @@ class IndexStatus(Record):
 
 
 __all__ = [
+    "SNIPPET_MAX_CHARS",
     "CodeHit",
     "IndexProgress",
     "IndexReport",
     "IndexStatus",
     "ProgressCallback",
     "ProjectState",
+    "snippet_of",
 ]

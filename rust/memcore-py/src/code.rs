@@ -12,7 +12,7 @@ use memcore::engine::code_recall;
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
-use crate::records::code::CodeHit;
+use crate::records::code::{CodeHit, SNIPPET_MAX_CHARS};
 use crate::search::checked_weights;
 
 /// A chunk of a file as the Python chunker produces it.
@@ -253,4 +253,13 @@ impl PyEngine {
             .map(|hit| CodeHit::from_core(py, hit))
             .collect::<PyResult<_>>()?)
     }
+}
+
+/// The code of a stored chunk: its last `line_count` lines, cut after the
+/// line that crosses `max_chars` characters with `… (N more lines)` (what a
+/// `CodeHit`'s snippet is).
+#[pyfunction]
+#[pyo3(signature = (content, line_count, max_chars = SNIPPET_MAX_CHARS))]
+pub fn snippet_of(content: &str, line_count: i64, max_chars: usize) -> String {
+    crate::records::code::snippet_of(content, usize::try_from(line_count).unwrap_or(0), max_chars)
 }

@@ -42,6 +42,8 @@ mod _core {
     use crate::store_health::repair_store;
 
     #[pymodule_export]
+    use crate::code::snippet_of;
+    #[pymodule_export]
     use crate::conversation::turn_vector_text;
 
     // The records the engine returns (records/).
@@ -77,6 +79,7 @@ mod _core {
         // Size limits the core enforces, for the facade to check first.
         m.add("MAX_TEXT_BYTES", memcore::memory::MAX_TEXT_BYTES)?;
         m.add("MAX_ARGS_BYTES", memcore::conversation::MAX_ARGS_BYTES)?;
+        m.add("SNIPPET_MAX_CHARS", crate::records::code::SNIPPET_MAX_CHARS)?;
         crate::errors::register_codes(m)
     }
 }

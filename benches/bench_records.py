@@ -28,8 +28,9 @@ dataclasses, "after" the native classes and the one-call store):
 | records.list_1k.fields | 5.91 | 3.89 |
 
 The conversation and code rows came with their records (benches/results/records.md has
-the before/after of ci builds on the same busy machine): `turns_50` 0.215 -> 0.043,
-`context_50` 5.90 -> 0.817, `context_50.to_dict` 11.6 -> 2.83, `code_10` 0.152 -> 0.079.
+three before/after runs of ci builds on the same busy machine), e.g. the last one:
+`turns_50` 0.221 -> 0.046, `context_50` 4.07 -> 0.794, `context_50.to_dict` 11.0 -> 2.10,
+`code_10` 0.166 -> 0.082.
 
 A native record makes a field's Python value when it is read, so a single read of every
 attribute costs more than a dataclass's slot did (about 2.5 vs 1.5 us per memory), and

@@ -7,6 +7,7 @@ deterministically. Driven with the SDK's own client in handshake mode and with r
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,16 @@ def gated(home: Path, gate: Path) -> Iterator[RawServer]:
     server.kill()
 
 
+def _sdk_loaded(log: Path, timeout: float = 120.0) -> None:
+    """Until the server logged the SDK's import: opening the gate only lets the import
+    start, and on a loaded machine it takes seconds, during which the early path still
+    answers."""
+    deadline = time.monotonic() + timeout
+    while "MCP SDK imported" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the SDK did not finish importing"
+        time.sleep(0.05)
+
+
 def _by_id(replies: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     ids = [reply["id"] for reply in replies]
     assert len(ids) == len(set(ids)), f"a request was answered twice: {ids}"
@@ -65,6 +76,7 @@ def test_the_sdk_client_gets_the_handshake_and_tools_before_the_sdk_loads(
         assert list(early_tools) == CORE_TOOLS
         client.portal.call(client.client.send_ping)
         gate.touch()  # all of the above was answered without the SDK
+        _sdk_loaded(home / "server.log")
         status = client.ok("get_status")
         assert status["store"]["status"] in ("opening", "open")
         assert client.tools() == early_tools  # now the SDK's answer: the same

@@ -91,6 +91,8 @@ def test_the_weights_decide_between_signals(mem: memcore.Memory, mode: str) -> N
 def test_weight_presets(mem: memcore.Memory) -> None:
     mem.store_memory("alpha", vector=unit(1))
     assert pytest.approx((0.40, 0.15, 0.45)) == memcore._core.DESIGN_WEIGHTS
+    # Measured with z-scores clipped at ±6: vector and BM25 share the non-graph weight.
+    assert pytest.approx((0.275, 0.275, 0.45)) == memcore._core.DEFAULT_WEIGHTS
     default = mem.recall("alpha", vector=unit(1))
     named = mem.recall("alpha", vector=unit(1), weights="default")
     assert [h.scores.fused for h in default] == [h.scores.fused for h in named]

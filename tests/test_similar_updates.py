@@ -34,6 +34,9 @@ UPDATES = [
     ("Tom works for Acme Corp", "Tom started a new job at Globex"),
     ("The prod database runs Postgres 14", "Prod was upgraded to Postgres 16"),
     ("The API rate limit is 100 requests per minute", "The API rate limit is now 500 a minute"),
+    # No change word, cosine 0.77: the new number makes it an update.
+    ("Our mailing list has 800 members", "The mailing list passed 1,500 members"),
+    ("The warehouse stores 300 pallets", "The warehouse can take 450 pallets after the expansion"),
 ]
 RELATED = [
     ("User lives in Seattle", "User's sister lives in Portland"),  # another subject
@@ -115,6 +118,16 @@ def test_a_change_cue_names_only_the_closest_fact_about_the_subject() -> None:
     assert updated_facts("User likes Austin", [("User likes Austin a lot", 0.93)]) == [0]
     # An addition never replaces anything, however close.
     assert updated_facts("User also lives in Austin", [("User lives in Seattle", 0.9)]) == []
+
+
+def test_a_new_number_for_the_same_quantity_is_an_update() -> None:
+    new = "The mailing list passed 1,500 members"  # no change word
+    assert updated_facts(new, [("Our mailing list has 800 members", 0.75)]) == [0]
+    # The same number, or none in the old fact: only a close restatement would count.
+    assert updated_facts(new, [("Our mailing list has 1500 members", 0.75)]) == []
+    assert updated_facts(new, [("Our mailing list is run by Dana", 0.75)]) == []
+    # Loosely related is not enough without a change word.
+    assert updated_facts(new, [("Our mailing list has 800 members", 0.6)]) == []
 
 
 def test_the_engine_stores_and_finds_the_candidates_in_one_call(mem: memcore.Memory) -> None:

@@ -33,7 +33,7 @@ from benches.quality.metrics import Scores, per_query
 from memcore.code import chunk_file
 
 #: BM25 shares tried; the vector gets the rest (no graph signal for code).
-GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+GRID = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 #: DESIGN's generic default (vector, bm25, ppr), the row to beat.
 GENERIC = (0.40, 0.15, 0.45)
 METRICS = ("MRR", "R@1", "R@5", "R@10")

@@ -135,8 +135,8 @@ class SearchAPI(FacadeBase):
             limit: 1-50 results.
             vector: A precomputed query embedding.
             weights: (vector, bm25, ppr) weights, or a preset name: "default"
-                (``_core.DEFAULT_WEIGHTS``, measured on conversational memory: BM25 weighs
-                more than the vector) or "design" (``_core.DESIGN_WEIGHTS``, the first
+                (``_core.DEFAULT_WEIGHTS``, measured on conversational memory: vector and
+                BM25 weigh the same) or "design" (``_core.DESIGN_WEIGHTS``, the first
                 design's). A signal no candidate has (no graph) gives its share to the
                 others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).

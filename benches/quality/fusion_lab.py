@@ -144,9 +144,9 @@ def cosqa_queries(folder: Path, log: Callable[[str], None]) -> list[Query]:
                         weights=w or (0.95, 0.05, 0.0),
                     )
                     for r in rows:
-                        s = r["scores"]
-                        hits[(r["file_path"], r.get("start_line"))] = (
-                            r["file_path"],
+                        s = r.scores
+                        hits[(r.file_path, r.start_line)] = (
+                            r.file_path,
                             s.vector,
                             s.bm25,
                         )

@@ -26,7 +26,7 @@ use super::follow::{self, Followed};
 use super::{Engine, EngineOptions};
 use crate::error::{Error, Result};
 use crate::pg::capture::Capture;
-use crate::pg::ship::{self, Outcome, Position, Shipper};
+use crate::pg::ship::{Outcome, Position, Shipper};
 use crate::pg::{self, Apply, FollowOptions, Follower, LogEntry, Namespaces, bootstrap, replica};
 use crate::store::{Store, StoreOptions, oplog};
 
@@ -102,6 +102,19 @@ impl Engine {
         }
     }
 
+    /// What the calling thread's last write on this engine came to, taken
+    /// (a second call returns `None`); always `None` on a SQLite store.
+    pub fn last_write_outcome(&self) -> Option<Outcome> {
+        self.pg
+            .as_ref()
+            .and_then(|node| node.shipper.last_outcome())
+    }
+
+    /// Whether this engine is a node of a PostgreSQL database.
+    pub fn on_postgres(&self) -> bool {
+        self.pg.is_some()
+    }
+
     /// The last seq this node applied in `namespace` (0: none; always 0 on
     /// a SQLite store).
     pub fn applied_seq(&self, namespace: &str) -> i64 {
@@ -120,10 +133,10 @@ impl Engine {
     pub fn written<T>(&self, mut f: impl FnMut(&Engine) -> Result<T>) -> Result<Written<T>> {
         let mut attempts = 0;
         // Whatever an earlier write of this thread left behind.
-        let _ = ship::last_outcome();
+        let _ = self.last_write_outcome();
         let mut result = f(self);
         loop {
-            let outcome = ship::last_outcome();
+            let outcome = self.last_write_outcome();
             match (result, outcome, &self.pg) {
                 (Ok(value), outcome, _) => {
                     let position = match outcome {

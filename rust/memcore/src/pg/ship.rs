@@ -62,19 +62,11 @@ pub enum Outcome {
 }
 
 thread_local! {
-    /// Set by the hook, read by the engine method's caller on the same
-    /// thread: a store write returns the engine's own value, not a seq.
-    static OUTCOME: RefCell<Option<Outcome>> = const { RefCell::new(None) };
-}
-
-/// Take what the calling thread's last write on a PostgreSQL store came to
-/// (`None`: it shipped nothing, or the thread wrote nothing since).
-pub fn last_outcome() -> Option<Outcome> {
-    OUTCOME.with(|o| o.borrow_mut().take())
-}
-
-fn set_outcome(outcome: Outcome) {
-    OUTCOME.with(|o| *o.borrow_mut() = Some(outcome));
+    /// Set by a hook, read by the engine method's caller on the same thread
+    /// (a store write returns the engine's own value, not a seq), with the
+    /// address of the [`Shipper`] it belongs to: one thread may write on
+    /// several nodes.
+    static OUTCOME: RefCell<Option<(usize, Outcome)>> = const { RefCell::new(None) };
 }
 
 /// A connection and the statements prepared on it.
@@ -196,6 +188,26 @@ impl Shipper {
         Ok(head)
     }
 
+    /// Take what the calling thread's last write through this shipper came
+    /// to (`None`: it shipped nothing, or was taken already).
+    pub fn last_outcome(&self) -> Option<Outcome> {
+        OUTCOME.with(|o| {
+            let mut slot = o.borrow_mut();
+            match &*slot {
+                Some((owner, _)) if *owner == self.address() => slot.take().map(|(_, x)| x),
+                _ => None,
+            }
+        })
+    }
+
+    fn set_outcome(&self, outcome: Outcome) {
+        OUTCOME.with(|o| *o.borrow_mut() = Some((self.address(), outcome)));
+    }
+
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
     /// Give up the calling thread's reservation, if its write did not use it.
     pub fn release(&self) {
         let mut links = self.links.lock();
@@ -294,7 +306,7 @@ impl Shipper {
                 // waits for this node to catch up: queueing behind it here,
                 // under the replica's writer lock, would stall that catch-up.
                 if let Some(ahead) = links.reserved.values().find(|r| r.namespace == namespace) {
-                    return Err(behind(&namespace, ahead.head, None));
+                    return Err(self.behind(&namespace, ahead.head, None));
                 }
                 let Link { client, records } = links.shared()?;
                 let mut ptx = client.transaction().map_err(failed("beginning"))?;
@@ -304,7 +316,7 @@ impl Shipper {
                 seq
             }
         };
-        set_outcome(Outcome::Shipped(Position { namespace, seq }));
+        self.set_outcome(Outcome::Shipped(Position { namespace, seq }));
         Ok(())
     }
 
@@ -322,7 +334,7 @@ impl Shipper {
     ) -> Result<i64> {
         let held = replica::position(tx, namespace)?;
         if held != head {
-            return Err(behind(namespace, head, Some(held)));
+            return Err(self.behind(namespace, head, Some(held)));
         }
         let tables = self.capture.tables();
         records.write_images(pg, tables, &changes.images)?;
@@ -331,26 +343,28 @@ impl Shipper {
         replica::record_position(tx, namespace, seq)?;
         Ok(seq)
     }
-}
 
-/// The refusal of a write prepared on a replica behind `head`.
-fn behind(namespace: &str, head: i64, held: Option<i64>) -> Error {
-    set_outcome(Outcome::Behind(Position {
-        namespace: namespace.to_owned(),
-        seq: head,
-    }));
-    let held = held.map_or_else(String::new, |seq| format!(", at seq {seq},"));
-    Error::ResourceBusy {
-        message: format!(
-            "Another writer holds or moved namespace {namespace:?} (up to seq {head}) while \
-             this node{held} prepared this write; nothing was written. Retry: the node \
-             applies the newer entries within milliseconds."
-        ),
+    /// The refusal of a write prepared on a replica behind `head`.
+    fn behind(&self, namespace: &str, head: i64, held: Option<i64>) -> Error {
+        self.set_outcome(Outcome::Behind(Position {
+            namespace: namespace.to_owned(),
+            seq: head,
+        }));
+        let held = held.map_or_else(String::new, |seq| format!(", at seq {seq},"));
+        Error::ResourceBusy {
+            message: format!(
+                "Another writer holds or moved namespace {namespace:?} (up to seq {head}) \
+                 while this node{held} prepared this write; nothing was written. Retry: the \
+                 node applies the newer entries within milliseconds."
+            ),
+        }
     }
 }
 
 impl WriteHook for Shipper {
     fn before_commit(&self, tx: &Transaction<'_>) -> Result<()> {
+        // A write that ships nothing has no position.
+        let _ = self.last_outcome();
         let changes = self.capture.take(tx)?;
         if changes.ops.is_empty() && changes.images.is_empty() {
             return Ok(());

@@ -105,6 +105,10 @@ fn a_write_on_one_node_is_readable_and_searchable_on_another_after_its_seq() {
 
     // The other way round, and changes to a record B did not write.
     let (lion, seq) = store(&b, &NewMemory::text("A lion slept"));
+    assert_eq!(
+        seq, 2,
+        "B's reads shipped nothing: a read is never a shared write"
+    );
     a.wait_for_seq(NAMESPACE, seq, WAIT).unwrap();
     assert_eq!(found(&a, "lion"), ["A lion slept"]);
     let patch = MemoryPatch {

@@ -251,3 +251,19 @@ def test_a_database_url_makes_the_store_a_postgresql_node(tmp_path: Path) -> Non
         _settings(["--database-url", "/tmp/x"])
     with pytest.raises(SettingsError, match="drop --read-only or --database-url"):
         _settings(["--database-url", url, "--read-only"])
+
+
+def test_namespaces_choose_what_a_node_serves(tmp_path: Path) -> None:
+    url = "postgresql://db.example/memory"
+    env = {"MEMCORE_DATABASE_URL": url, "MEMCORE_NAMESPACES": "default, team-a"}
+    kwargs = _settings([], env, names=STORE_OPTIONS).memory_kwargs()
+    assert kwargs["namespaces"] == ["default", "team-a"]
+    assert _settings(["--database-url", url]).memory_kwargs()["namespaces"] is None
+    with pytest.raises(SettingsError, match="pass --database-url too"):
+        _settings(["--namespaces", "a,b"])
+    with pytest.raises(SettingsError, match="'default' is not among --namespaces"):
+        _settings(["--database-url", url, "--namespaces", "a,b"])
+    http = ["--transport", "http", "--database-url", url, "--namespaces", "a,b"]
+    assert _settings(http).namespaces == ("a", "b"), "over HTTP, tokens name the namespace"
+    with pytest.raises(SettingsError, match=r"Invalid --namespaces 'a,,b'"):
+        _settings(["--database-url", url, "--namespaces", "a,,b"])

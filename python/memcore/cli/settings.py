@@ -44,6 +44,7 @@ class Settings:
 
     data_dir: Path = field(default_factory=default_data_dir)
     database_url: str | None = None
+    namespaces: tuple[str, ...] | None = None
     model: str | None = "minilm"
     model_path: Path | None = None
     cache_size: int = 1000
@@ -76,7 +77,11 @@ class Settings:
         where: dict[str, Any] = (
             {"path": self.data_dir}
             if self.database_url is None
-            else {"path": self.database_url, "replica_dir": self.data_dir}
+            else {
+                "path": self.database_url,
+                "replica_dir": self.data_dir,
+                "namespaces": None if self.namespaces is None else list(self.namespaces),
+            }
         )
         return {
             **where,
@@ -179,6 +184,15 @@ def _database_url(text: str) -> str:
     return url
 
 
+def _namespaces(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise ValueError("expected namespace names separated by commas")
+    for name in names:
+        _namespace(name)
+    return names
+
+
 def _model(text: str) -> str | None:
     name = text.strip()
     if name.lower() in NO_MODEL:
@@ -258,6 +272,12 @@ OPTIONS: dict[str, Option] = {
             "its replica (none: SQLite)",
             "URL",
         ),
+        Option(
+            "namespaces",
+            _namespaces,
+            "with --database-url: the namespaces this node serves, comma-separated (all)",
+            "LIST",
+        ),
         Option("model", _model, "embedding model, or 'none' for text-only (minilm)", "NAME"),
         Option(
             "model_path",
@@ -315,6 +335,7 @@ OPTIONS: dict[str, Option] = {
 STORE_OPTIONS = (
     "data_dir",
     "database_url",
+    "namespaces",
     "model",
     "model_path",
     "cache_size",
@@ -395,6 +416,20 @@ def _check_combinations(settings: Settings) -> None:
         raise SettingsError("Use --force-model or --reset-memory, not both.")
     if settings.read_only and settings.reset_memory:
         raise SettingsError("--reset-memory needs write access; drop --read-only.")
+    if settings.namespaces is not None and settings.database_url is None:
+        raise SettingsError(
+            "--namespaces selects what a PostgreSQL node serves; pass --database-url too."
+        )
+    # Over stdio and in the CLI every call uses --namespace; over HTTP tokens name theirs.
+    if (
+        settings.namespaces is not None
+        and settings.transport == "stdio"
+        and settings.namespace not in settings.namespaces
+    ):
+        raise SettingsError(
+            f"--namespace {settings.namespace!r} is not among --namespaces; add it or pick "
+            "one of them."
+        )
     if settings.read_only and settings.database_url is not None:
         raise SettingsError(
             "A PostgreSQL node always writes its replica (and never waits for a writer); "

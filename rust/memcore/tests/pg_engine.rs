@@ -285,6 +285,29 @@ fn a_write_postgresql_refuses_is_not_written_anywhere() {
 }
 
 #[test]
+fn a_write_whose_namespace_stays_locked_gives_up_with_resource_busy() {
+    let Some(url) = pg_support::fresh_database() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let joiner = if url.contains('?') { '&' } else { '?' };
+    let impatient = format!("{url}{joiner}options=-c%20lock_timeout%3D200");
+    let a = node(&impatient, dir.path());
+    let (_, seq) = store(&a, &NewMemory::text("kept fact"));
+    // A writer that hangs while holding the namespace's lock.
+    let mut holder = memcore::pg::connect(&url).unwrap();
+    let mut hung = holder.transaction().unwrap();
+    memcore::pg::log::lock_namespace(&mut hung, NAMESPACE).unwrap();
+    let err = a.store_memory(NewMemory::text("a zebra")).unwrap_err();
+    assert_eq!(err.code(), "RESOURCE_BUSY");
+    assert!(err.to_string().contains("lock_timeout"), "{err}");
+    assert!(found(&a, "zebra").is_empty(), "the local write rolled back");
+    drop(hung);
+    let (_, next) = store(&a, &NewMemory::text("a zebra after all"));
+    assert_eq!(next, seq + 1);
+}
+
+#[test]
 fn a_node_refuses_writes_to_namespaces_it_does_not_serve() {
     let Some(url) = pg_support::fresh_database() else {
         return;

@@ -33,6 +33,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::thread::{self, ThreadId};
 
 use parking_lot::Mutex;
+use postgres::error::SqlState;
 use postgres::{Client, Config, GenericClient, NoTls};
 use rusqlite::Transaction;
 use rusqlite::types::Value;
@@ -44,6 +45,12 @@ use super::{Namespaces, log, replica};
 use crate::error::{Error, Result};
 use crate::store::WriteHook;
 use crate::temporal::now_micros;
+
+/// How long a write waits for its namespace's lock before it gives up with
+/// `RESOURCE_BUSY`: a writer holds it for a few milliseconds, so this is a
+/// writer that hangs (the replica's writer lock is held meanwhile). A URL
+/// whose `options` set `lock_timeout` keeps its own.
+const LOCK_WAIT: &str = "-c lock_timeout=10s";
 
 /// A position in the shared log: a namespace and one of its seqs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +148,10 @@ impl Shipper {
     /// Ship the writes captured by `capture` to the database at `url`
     /// (whose schema is current: see [`super::connect`]), for `namespaces`.
     pub fn new(url: &str, capture: Capture, namespaces: Namespaces) -> Result<Self> {
-        let config = super::config(url, "memcore")?;
+        let mut config = super::config(url, "memcore")?;
+        if config.get_options().is_none() {
+            config.options(LOCK_WAIT);
+        }
         Ok(Shipper {
             capture,
             namespaces,
@@ -173,6 +183,9 @@ impl Shipper {
         link.client.batch_execute("BEGIN").map_err(failed)?;
         let head = match log::lock_namespace(&mut link.client, namespace) {
             Ok(head) => head,
+            Err(Error::Postgres(source)) if is_lock_wait(&source) => {
+                return Err(lock_busy(&format!("namespace {namespace:?}")));
+            }
             Err(Error::Postgres(source)) => return Err(failed(source)),
             Err(other) => return Err(other),
         };
@@ -371,11 +384,28 @@ impl WriteHook for Shipper {
         }
         // A broken connection is reopened by the next write (`Links::shared`).
         self.ship(tx, &changes).map_err(|e| match e {
+            Error::Postgres(source) if is_lock_wait(&source) => lock_busy("this write's namespace"),
             Error::Postgres(source) => Error::Shipping {
                 during: "writing the rows and the log entry",
                 source,
             },
             other => other,
         })
+    }
+}
+
+/// Whether PostgreSQL gave up waiting for a lock (`lock_timeout`).
+fn is_lock_wait(error: &postgres::Error) -> bool {
+    error.code() == Some(&SqlState::LOCK_NOT_AVAILABLE)
+}
+
+/// The refusal of a write whose namespace's lock (of `what`) did not come.
+fn lock_busy(what: &str) -> Error {
+    Error::ResourceBusy {
+        message: format!(
+            "Another writer held the lock of {what} past PostgreSQL's \
+             lock_timeout; nothing was written. Retry; if it persists, look for a stuck \
+             session in pg_stat_activity."
+        ),
     }
 }

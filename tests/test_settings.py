@@ -17,6 +17,7 @@ from memcore.cli.settings import (
     Settings,
     SettingsError,
     add_options,
+    describe,
     is_loopback,
     resolve,
 )
@@ -234,3 +235,35 @@ def test_embedding_wait_reaches_memory_and_is_checked() -> None:
     assert _settings([], env, names=STORE_OPTIONS).memory_kwargs()["embedding_wait"] == 12.5
     with pytest.raises(SettingsError, match=r"--embedding-wait '-1'.*0 or more"):
         _settings(["--embedding-wait", "-1"])
+
+
+def test_a_database_url_makes_the_store_a_postgresql_node(tmp_path: Path) -> None:
+    url = "postgresql://memcore:secret@db.example:5432/memory"
+    env = {"MEMCORE_DATABASE_URL": url, "MEMCORE_DATA_DIR": str(tmp_path / "replica")}
+    kwargs = _settings([], env, names=STORE_OPTIONS).memory_kwargs()
+    assert (kwargs["path"], kwargs["replica_dir"]) == (url, tmp_path / "replica")
+    assert "replica_dir" not in _settings([], {}, names=STORE_OPTIONS).memory_kwargs()
+    # The password never reaches the start-up log line.
+    assert describe(_settings(["--database-url", url]))["database_url"] == (
+        "postgresql://memcore:***@db.example:5432/memory"
+    )
+    with pytest.raises(SettingsError, match=r"Invalid --database-url '/tmp/x'.*postgresql://"):
+        _settings(["--database-url", "/tmp/x"])
+    with pytest.raises(SettingsError, match="drop --read-only or --database-url"):
+        _settings(["--database-url", url, "--read-only"])
+
+
+def test_namespaces_choose_what_a_node_serves(tmp_path: Path) -> None:
+    url = "postgresql://db.example/memory"
+    env = {"MEMCORE_DATABASE_URL": url, "MEMCORE_NAMESPACES": "default, team-a"}
+    kwargs = _settings([], env, names=STORE_OPTIONS).memory_kwargs()
+    assert kwargs["namespaces"] == ["default", "team-a"]
+    assert _settings(["--database-url", url]).memory_kwargs()["namespaces"] is None
+    with pytest.raises(SettingsError, match="pass --database-url too"):
+        _settings(["--namespaces", "a,b"])
+    with pytest.raises(SettingsError, match="'default' is not among --namespaces"):
+        _settings(["--database-url", url, "--namespaces", "a,b"])
+    http = ["--transport", "http", "--database-url", url, "--namespaces", "a,b"]
+    assert _settings(http).namespaces == ("a", "b"), "over HTTP, tokens name the namespace"
+    with pytest.raises(SettingsError, match=r"Invalid --namespaces 'a,,b'"):
+        _settings(["--database-url", url, "--namespaces", "a,,b"])

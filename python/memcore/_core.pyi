@@ -1200,8 +1200,19 @@ class Engine:
         read_only: bool = False,
         durability: str = "normal",
         text_analyzer: str | None = None,
+        database_url: str | None = None,
+        namespaces: list[str] | None = None,
     ) -> Engine: ...
     def close(self) -> None: ...
+    @property
+    def on_postgres(self) -> bool:
+        """Whether this engine is a node of a PostgreSQL database."""
+    def last_write_position(self) -> tuple[str, int] | None:
+        """`(namespace, seq)` of the calling thread's last write on this engine."""
+    def applied_seq(self, namespace: str) -> int:
+        """The last seq of `namespace` this node applied (0 on SQLite)."""
+    def wait_for_seq(self, namespace: str, min_seq: int, timeout: float = 2.0) -> int:
+        """Wait until this node applied `namespace` up to `min_seq`; the seq applied."""
     @staticmethod
     def export_kinds() -> list[str]:
         """Record types in the order an import should replay them."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,11 +47,15 @@ class Memory(
     MaintenanceAPI,
     StoreHealthAPI,
 ):
-    """Long-term memory for an agent, backed by one data directory.
+    """Long-term memory for an agent, backed by one data directory, or by a
+    PostgreSQL database shared with other nodes (docs/scale-out.md).
 
     Args:
         path: Data directory; None resolves it (MEMCORE_DATA_DIR, then
             ~/.local/share/memcore, or <project_root>/.memcore in local mode).
+            A ``postgresql://…`` URL opens a node of that database instead: its
+            records live in PostgreSQL, and this process keeps a local replica
+            (``replica_dir``) that it writes through and follows.
         mode: "global" or "local" (data inside the project, paths relative to it).
         project_root: The project for local mode (default: nearest .git/.memcore).
         model: Embedding model name from the registry, or None for a text-only
@@ -84,6 +88,10 @@ class Memory(
             0.2 s; a first start on a machine derives the int8 graph, about 2 s more).
             Only when loading failed or this wait ran out does the call raise
             EmbeddingError, whose message and details say why and how to fix it.
+        replica_dir: With a PostgreSQL URL: the node's local replica folder
+            (default: ``replica`` inside the data directory path=None resolves).
+        namespaces: With a PostgreSQL URL: the namespaces this node serves
+            (default: all); writes to others are refused.
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -110,18 +118,40 @@ class Memory(
         embedding_spin: bool = True,
         embedding_int8: bool = True,
         embedding_wait: float = 60.0,
+        replica_dir: str | os.PathLike[str] | None = None,
+        namespaces: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
         if force_model and reset_memory:
             raise invalid("force_model", "Pass force_model or reset_memory, not both.")
-        data_dir, root = resolve_data_dir(path, mode, project_root)
+        database_url = _database_url(path)
+        if database_url is None:
+            if replica_dir is not None or namespaces is not None:
+                raise invalid(
+                    "replica_dir" if replica_dir is not None else "namespaces",
+                    "replica_dir and namespaces configure a PostgreSQL node; pass a "
+                    "postgresql://… URL as path, or leave them out.",
+                )
+            data_dir, root = resolve_data_dir(path, mode, project_root)
+        elif replica_dir is not None:
+            data_dir, root = resolve_data_dir(replica_dir, mode, project_root)
+        else:
+            base, root = resolve_data_dir(None, mode, project_root)
+            data_dir = base / "replica"
+        if isinstance(namespaces, str):
+            raise invalid("namespaces", "namespaces must be a list of names, not one string.")
         self._mode = mode
         self._project_root = root
         self._namespace = namespace
         self._close_lock = threading.Lock()
         self._engine = _core.Engine(
-            str(data_dir), read_only=read_only, durability=durability, text_analyzer=text_analyzer
+            str(data_dir),
+            read_only=read_only,
+            durability=durability,
+            text_analyzer=text_analyzer,
+            database_url=database_url,
+            namespaces=None if namespaces is None else list(namespaces),
         )
         # Damaged index files set aside at open, rebuilds under way: say so once.
         for warning in self._engine.index_status().warnings:
@@ -210,6 +240,33 @@ class Memory(
             "embedding": embedding,
         }
 
+    # -- nodes of a PostgreSQL database (docs/scale-out.md) ---------------------------
+
+    @property
+    def on_postgres(self) -> bool:
+        """Whether this store is a node of a PostgreSQL database."""
+        return self._engine.on_postgres
+
+    def last_write_seq(self) -> int | None:
+        """The seq of the calling thread's last write in the shared log of its
+        namespace (PostgreSQL), for a read elsewhere to wait for with `wait_for_seq`;
+        None on SQLite, or when the thread wrote nothing since the last call."""
+        position = self._engine.last_write_position()
+        return None if position is None else position[1]
+
+    def wait_for_seq(
+        self, min_seq: int, *, namespace: str | None = None, timeout: float = 2.0
+    ) -> int:
+        """Wait until this node holds the namespace's writes up to `min_seq` (a seq
+        another node's write returned), at most `timeout` seconds; then a read here
+        sees that write. Returns the seq applied; on SQLite, at once.
+
+        Raises:
+            ResourceBusyError: Not applied within `timeout`: retry, or read from the
+                node that took the write.
+        """
+        return self._engine.wait_for_seq(self._ns(namespace), min_seq, timeout)
+
     # -- embeddings and the model guard ----------------------------------------------
 
     def _start_embeddings(
@@ -250,6 +307,13 @@ class Memory(
             wait=wait,
             on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
+
+
+def _database_url(path: str | os.PathLike[str] | None) -> str | None:
+    """`path` when it is a PostgreSQL connection URL, else None."""
+    if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+        return path
+    return None
 
 
 def _iso_micros(value: str | None) -> str | None:

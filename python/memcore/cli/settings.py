@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -42,6 +43,8 @@ class Settings:
     """Resolved settings; the defaults are listed in docs/configuration.md."""
 
     data_dir: Path = field(default_factory=default_data_dir)
+    database_url: str | None = None
+    namespaces: tuple[str, ...] | None = None
     model: str | None = "minilm"
     model_path: Path | None = None
     cache_size: int = 1000
@@ -68,9 +71,20 @@ class Settings:
     rate_burst: int = 200
 
     def memory_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``memcore.Memory`` with these settings."""
+        """Keyword arguments for ``memcore.Memory`` with these settings. With a
+        database URL the store is a node of that PostgreSQL database, and the data
+        directory holds the node's replica."""
+        where: dict[str, Any] = (
+            {"path": self.data_dir}
+            if self.database_url is None
+            else {
+                "path": self.database_url,
+                "replica_dir": self.data_dir,
+                "namespaces": None if self.namespaces is None else list(self.namespaces),
+            }
+        )
         return {
-            "path": self.data_dir,
+            **where,
             "model": self.model,
             "model_path": self.model_path,
             "force_model": self.force_model,
@@ -163,6 +177,22 @@ def _data_dir(text: str) -> Path:
     return path
 
 
+def _database_url(text: str) -> str:
+    url = text.strip()
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError("expected a PostgreSQL URL: postgresql://user@host:port/database")
+    return url
+
+
+def _namespaces(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise ValueError("expected namespace names separated by commas")
+    for name in names:
+        _namespace(name)
+    return names
+
+
 def _model(text: str) -> str | None:
     name = text.strip()
     if name.lower() in NO_MODEL:
@@ -235,6 +265,19 @@ OPTIONS: dict[str, Option] = {
     o.name: o
     for o in (
         Option("data_dir", _data_dir, "data directory (~/.local/share/memcore)", "DIR"),
+        Option(
+            "database_url",
+            _database_url,
+            "PostgreSQL URL: serve as a node of that database; the data directory holds "
+            "its replica (none: SQLite)",
+            "URL",
+        ),
+        Option(
+            "namespaces",
+            _namespaces,
+            "with --database-url: the namespaces this node serves, comma-separated (all)",
+            "LIST",
+        ),
         Option("model", _model, "embedding model, or 'none' for text-only (minilm)", "NAME"),
         Option(
             "model_path",
@@ -291,6 +334,8 @@ OPTIONS: dict[str, Option] = {
 #: What commands that open a store use.
 STORE_OPTIONS = (
     "data_dir",
+    "database_url",
+    "namespaces",
     "model",
     "model_path",
     "cache_size",
@@ -371,6 +416,25 @@ def _check_combinations(settings: Settings) -> None:
         raise SettingsError("Use --force-model or --reset-memory, not both.")
     if settings.read_only and settings.reset_memory:
         raise SettingsError("--reset-memory needs write access; drop --read-only.")
+    if settings.namespaces is not None and settings.database_url is None:
+        raise SettingsError(
+            "--namespaces selects what a PostgreSQL node serves; pass --database-url too."
+        )
+    # Over stdio and in the CLI every call uses --namespace; over HTTP tokens name theirs.
+    if (
+        settings.namespaces is not None
+        and settings.transport == "stdio"
+        and settings.namespace not in settings.namespaces
+    ):
+        raise SettingsError(
+            f"--namespace {settings.namespace!r} is not among --namespaces; add it or pick "
+            "one of them."
+        )
+    if settings.read_only and settings.database_url is not None:
+        raise SettingsError(
+            "A PostgreSQL node always writes its replica (and never waits for a writer); "
+            "drop --read-only or --database-url."
+        )
     if (
         settings.transport == "http"
         and settings.auth_file is None
@@ -400,4 +464,11 @@ def describe(settings: Settings) -> dict[str, Any]:
     for f in fields(settings):
         value = getattr(settings, f.name)
         out[f.name] = str(value) if isinstance(value, Path) else value
+    if settings.database_url is not None:
+        out["database_url"] = redact_password(settings.database_url)
     return out
+
+
+def redact_password(url: str) -> str:
+    """``url`` with the password of its user part replaced by ``***`` (for logs)."""
+    return re.sub(r"^([a-z]+://[^:/@]*):[^@]*@", r"\1:***@", url)

@@ -9,6 +9,7 @@ use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use memcore::pg::Namespaces;
 use memcore::{Durability, Engine, EngineOptions};
 
 use crate::errors::{BindError, BindResult, StorageError, run, run_unbound};
@@ -57,17 +58,26 @@ impl PyEngine {
     ///         (fsync per commit, survives power loss).
     ///     text_analyzer: BM25 analyser ("english" default, "simple", or a
     ///         stemming language); changing it rebuilds the text index.
+    ///     database_url: A `postgresql://…` URL: open a node of that database,
+    ///         with `path` as its local replica (docs/scale-out.md).
+    ///     namespaces: The namespaces a node serves (None: all of them).
     ///
     /// Raises:
     ///     ResourceBusyError: Another process has the directory open for writing.
+    ///     StorageError: The database at `database_url` cannot be reached.
     #[new]
-    #[pyo3(signature = (path, *, read_only = false, durability = "normal", text_analyzer = None))]
+    #[pyo3(signature = (
+        path, *, read_only = false, durability = "normal", text_analyzer = None,
+        database_url = None, namespaces = None
+    ))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         read_only: bool,
         durability: &str,
         text_analyzer: Option<String>,
+        database_url: Option<String>,
+        namespaces: Option<Vec<String>>,
     ) -> BindResult<Self> {
         let options = EngineOptions {
             read_only,
@@ -75,7 +85,22 @@ impl PyEngine {
             text_analyzer,
             ..EngineOptions::default()
         };
-        let engine = run_unbound(py, || Engine::open(&path, &options))?;
+        let engine = match database_url {
+            Some(url) => {
+                let served = match namespaces {
+                    Some(names) => Namespaces::Only(names.into_iter().collect()),
+                    None => Namespaces::All,
+                };
+                run_unbound(py, || Engine::open_postgres(&url, &path, served, &options))?
+            }
+            None if namespaces.is_some() => {
+                return Err(BindError::Core(memcore::Error::invalid(
+                    "namespaces",
+                    "namespaces selects what a PostgreSQL node serves; pass database_url too.",
+                )));
+            }
+            None => run_unbound(py, || Engine::open(&path, &options))?,
+        };
         Ok(PyEngine {
             inner: RwLock::new(Some(Arc::new(engine))),
             path,

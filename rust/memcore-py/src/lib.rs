@@ -14,6 +14,7 @@ mod graph;
 mod json;
 mod memories;
 mod records;
+mod replication;
 mod restore;
 mod search;
 mod store_health;

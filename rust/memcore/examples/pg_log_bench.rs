@@ -1,9 +1,11 @@
 //! Benchmark seed for the PostgreSQL operation log (docs/scale-out.md):
 //! append latency (one write's transaction: head row, log row, NOTIFY,
 //! commit) alone and with concurrent writers, a follower's lag behind paced
-//! writes, its catch-up rate over a backlog, and a whole shipped write
-//! (store_memory on a replica, its rows and log entry committed to
-//! PostgreSQL). Numbers, not assertions.
+//! writes, its catch-up rate over a backlog, a whole write on a node
+//! (`Engine::open_postgres`: store_memory on its replica, shipped under the
+//! namespace's lock) against the same write on SQLite alone, and the lag
+//! until another node has applied it and can search it. Numbers, not
+//! assertions.
 //!
 //! Runs against a throw-away cluster (the tests' helper) unless
 //! `MEMCORE_BENCH_DATABASE_URL` names a database:
@@ -21,9 +23,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use memcore::pg::capture::Capture;
-use memcore::pg::entry::Entry;
-use memcore::pg::{self, FollowOptions, Follower, LogEntry, Namespaces, log, records};
+use memcore::pg::{self, FollowOptions, Follower, LogEntry, Namespaces, log};
 use memcore::temporal::now_micros;
 use memcore::{Engine, EngineOptions, NewMemory};
 use postgres::Client;
@@ -37,6 +37,9 @@ const PACE: Duration = Duration::from_millis(5);
 const BACKLOG: usize = 20_000;
 const SHIPPED: usize = 1000;
 const DIM: usize = 384;
+/// The namespace the nodes write: the log's other namespaces hold raw
+/// bytes, not entries a node could apply.
+const NODE_NAMESPACE: &str = "nodes";
 
 fn main() {
     let out = std::env::args().nth(1);
@@ -140,7 +143,7 @@ fn main() {
         .unwrap();
     let catch_up_rate = BACKLOG as f64 / started.elapsed().as_secs_f64();
 
-    let (engine_only, shipped) = shipped_writes(&url);
+    let (engine_only, shipped, node_lag) = node_writes(&url);
 
     let mut report = String::new();
     let _ = writeln!(report, "# PostgreSQL operation log: benchmark seed\n");
@@ -182,13 +185,23 @@ fn main() {
     );
     row(
         &mut report,
-        &format!("store_memory on a replica alone ({DIM}-d vector given)"),
+        &format!("store_memory on SQLite alone ({DIM}-d vector given)"),
         &engine_only,
     );
     row(
         &mut report,
-        "store_memory shipped: the same + its rows and log entry in one PostgreSQL commit",
+        "store_memory on a node (Engine::open_postgres): the same + namespace lock, rows and \
+         log entry in one PostgreSQL commit",
         &shipped,
+    );
+    row(
+        &mut report,
+        &format!(
+            "apply lag to a second node, writes every {} ms (write returned on A to B having \
+             applied and indexed it)",
+            PACE.as_millis()
+        ),
+        &node_lag,
     );
     let _ = writeln!(
         report,
@@ -213,49 +226,73 @@ fn main() {
     }
 }
 
-/// A memory write on a replica engine, alone and then shipped (capture,
-/// entry, records and log in one PostgreSQL transaction). No namespace lock
-/// or catch-up yet: those come with the engine mode.
-fn shipped_writes(url: &str) -> (Percentiles, Percentiles) {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let engine = Engine::open(dir.path(), &EngineOptions::default()).expect("open");
-    let capture = Capture::install(&engine.store().writer().unwrap()).unwrap();
-    let mut client = pg::connect(url).expect("connect");
-    let mut writer = records::RecordWriter::default();
+/// store_memory on SQLite alone, then on a node of `url` (shipped under
+/// the namespace's lock), then paced on that node while a second node
+/// follows: the time from a write returning on the first node to the
+/// second having applied and indexed it.
+fn node_writes(url: &str) -> (Percentiles, Percentiles, Percentiles) {
     let vector = |i: usize| -> Vec<f32> {
         (0..DIM)
             .map(|d| ((i * 31 + d * 7) % 97) as f32 / 97.0 - 0.5)
             .collect()
     };
-    let store = |i: usize| {
-        let mut new = NewMemory::text(format!("fact number {i} about the user"));
-        new.embedding = Some(vector(i));
-        engine.store_memory(new).unwrap();
+    let memory = |i: usize| NewMemory {
+        namespace: NODE_NAMESPACE.to_owned(),
+        embedding: Some(vector(i)),
+        ..NewMemory::text(format!("fact number {i} about the user"))
     };
-    for i in 0..WARMUP {
-        store(i);
-    }
-    capture.take(&engine.store().writer().unwrap()).unwrap();
-    let engine_only = percentiles((0..SHIPPED).map(|i| {
-        let started = Instant::now();
-        store(WARMUP + i);
-        started.elapsed()
-    }));
-    capture.take(&engine.store().writer().unwrap()).unwrap();
-    let shipped = percentiles((0..SHIPPED).map(|i| {
-        let started = Instant::now();
-        store(WARMUP + SHIPPED + i);
-        let changes = capture.take(&engine.store().writer().unwrap()).unwrap();
-        let entry = Entry::from_changes(&changes, capture.tables()).unwrap();
-        let mut tx = client.transaction().unwrap();
-        writer
-            .write_images(&mut tx, capture.tables(), &changes.images)
-            .unwrap();
-        log::append(&mut tx, "shipped", now_micros(), &entry.encode()).unwrap();
-        tx.commit().unwrap();
-        started.elapsed()
-    }));
-    (engine_only, shipped)
+    let timed_stores = |engine: &Engine, from: usize| {
+        percentiles((from..from + SHIPPED).map(|i| {
+            let started = Instant::now();
+            engine.store_memory(memory(i)).unwrap();
+            started.elapsed()
+        }))
+    };
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).expect("open");
+    (0..WARMUP).for_each(|i| drop(engine.store_memory(memory(i)).unwrap()));
+    let engine_only = timed_stores(&engine, WARMUP);
+    drop(engine);
+
+    let served = || Namespaces::Only([NODE_NAMESPACE.to_owned()].into());
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let options = EngineOptions::default();
+    let a = Engine::open_postgres(url, dir_a.path(), served(), &options).expect("node A");
+    (0..WARMUP).for_each(|i| drop(a.store_memory(memory(i)).unwrap()));
+    let shipped = timed_stores(&a, WARMUP);
+
+    let b = Engine::open_postgres(url, dir_b.path(), served(), &options).expect("node B");
+    let head = (WARMUP + SHIPPED) as i64;
+    b.wait_for_seq(NODE_NAMESPACE, head, Duration::from_secs(300))
+        .unwrap();
+    let lag = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            (1..=PACED as i64)
+                .map(|n| {
+                    b.wait_for_seq(NODE_NAMESPACE, head + n, Duration::from_secs(60))
+                        .unwrap();
+                    Instant::now()
+                })
+                .collect::<Vec<_>>()
+        });
+        let returned: Vec<Instant> = (0..PACED)
+            .map(|i| {
+                a.store_memory(memory(WARMUP + SHIPPED + i)).unwrap();
+                let at = Instant::now();
+                std::thread::sleep(PACE);
+                at
+            })
+            .collect();
+        let applied = watcher.join().unwrap();
+        percentiles(
+            returned
+                .iter()
+                .zip(&applied)
+                .map(|(r, a)| a.saturating_duration_since(*r)),
+        )
+    });
+    (engine_only, shipped, lag)
 }
 
 fn append(client: &mut Client, namespace: &str, entry: &[u8]) -> i64 {

@@ -65,6 +65,20 @@ pub enum Error {
     #[error("PostgreSQL error: {}", postgres_message(.0))]
     Postgres(#[from] postgres::Error),
 
+    /// PostgreSQL failed while a write was being shipped to it; the write's
+    /// local transaction rolled back.
+    #[cfg(feature = "postgres")]
+    #[error(
+        "PostgreSQL failed while {during}: {}. Nothing was written on this node; check that \
+         the database server is up and reachable, then retry.",
+        postgres_message(.source)
+    )]
+    Shipping {
+        during: &'static str,
+        #[source]
+        source: postgres::Error,
+    },
+
     /// A write on a store opened read-only.
     #[error("The store at {path} is open read-only; open it without read_only to write")]
     ReadOnly { path: PathBuf },
@@ -135,7 +149,7 @@ impl Error {
             | Error::Damaged { .. }
             | Error::ReadOnly { .. } => ErrorCode::Storage,
             #[cfg(feature = "postgres")]
-            Error::Postgres(_) => ErrorCode::Storage,
+            Error::Postgres(_) | Error::Shipping { .. } => ErrorCode::Storage,
             Error::DimensionMismatch { .. } => ErrorCode::DimensionMismatch,
             Error::ResourceBusy { .. } => ErrorCode::ResourceBusy,
             Error::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,

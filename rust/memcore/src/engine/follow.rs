@@ -35,6 +35,7 @@ use parking_lot::RwLock;
 use rusqlite::Connection;
 
 use super::embedding::stored_dim;
+use super::indexer::Job;
 use super::indexes::Indexes;
 use super::recovery;
 use crate::error::{Error, Result};
@@ -128,7 +129,7 @@ fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &R
             let started = Instant::now();
             // A failed catch-up (a checkpoint holding a lock past the busy
             // timeout) keeps `seen`, so the next poll tries again.
-            if let Ok(done) = catch_up(conn, followed, applied) {
+            if let Ok(done) = catch_up(conn, followed, applied, None) {
                 applied = done;
                 progress.store(done, Ordering::Release);
                 seen = Some(version);
@@ -169,8 +170,16 @@ fn data_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
 }
 
-/// Apply every op after `applied`; returns the last one applied.
-fn catch_up(conn: &Connection, followed: &Followed, applied: i64) -> Result<i64> {
+/// Apply every op after `applied`; returns the last one applied. `send`
+/// receives the indexer jobs of a writable engine (a node applying
+/// PostgreSQL's log to its replica, `super::pg_mode`); a read-only engine
+/// has no indexer and passes None.
+pub(super) fn catch_up(
+    conn: &Connection,
+    followed: &Followed,
+    applied: i64,
+    send: Option<&dyn Fn(Job)>,
+) -> Result<i64> {
     let indexes = &*followed.indexes;
     // One read transaction: the catalog and the ops come from the same snapshot.
     let snapshot = conn.unchecked_transaction()?;
@@ -192,7 +201,7 @@ fn catch_up(conn: &Connection, followed: &Followed, applied: i64) -> Result<i64>
     if !(memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
         recovery::rebuild_catalog_from(&snapshot, indexes)?;
     }
-    recovery::replay_from(&snapshot, indexes, applied, vector_seq, None)
+    recovery::replay_from(&snapshot, indexes, applied, vector_seq, send)
 }
 
 /// Apply memory writes to the catalog and the graph's mention links one by

@@ -163,10 +163,11 @@ impl Engine {
         );
     }
 
-    /// One memory by id. Records the access time when the store is writable.
+    /// One memory by id. Records the access time when the engine records
+    /// access (see `Engine::records_access`).
     pub fn get_memory(&self, namespace: &str, id: &str) -> Result<Memory> {
         validate_namespace(namespace)?;
-        if self.is_read_only() {
+        if !self.records_access() {
             return self.find_memory(namespace, id);
         }
         let now = now_micros();

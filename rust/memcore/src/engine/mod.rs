@@ -20,6 +20,8 @@ mod maintenance;
 mod memories;
 mod mentions;
 mod overview;
+#[cfg(feature = "postgres")]
+mod pg_mode;
 mod query;
 mod recovery;
 mod reset;
@@ -59,6 +61,8 @@ pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
+#[cfg(feature = "postgres")]
+pub use pg_mode::{MIN_SEQ_WAIT, Written};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores};
@@ -128,14 +132,16 @@ pub struct IndexStatus {
 /// An open memcore data directory. `Sync`: share it across threads freely.
 #[derive(Debug)]
 pub struct Engine {
-    store: Store,
+    /// Shared with the thread applying PostgreSQL's log on a node (`pg_mode`).
+    store: Arc<Store>,
     ids: IdGenerator,
     /// Dimension of stored vectors, once known (from metadata or the first
     /// vector; shared with a read-only engine's follower, which learns it
     /// when the writer stores the first vector).
     dim: Arc<RwLock<Option<usize>>>,
     indexes: Arc<Indexes>,
-    indexer: Option<Indexer>,
+    /// Shared with the PostgreSQL log's applier, like `store`.
+    indexer: Option<Arc<Indexer>>,
     /// Conversations retrieval surfaced since the last flush: (namespace,
     /// conversation) → when. Kept in memory so a read never writes; flushed
     /// by maintenance (before archiving) and on close. Losing it in a crash
@@ -143,6 +149,9 @@ pub struct Engine {
     surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
     /// A read-only engine's thread applying the writer's new commits.
     follower: Option<follow::Follower>,
+    /// The node's side of PostgreSQL: its follower of the shared log.
+    #[cfg(feature = "postgres")]
+    pg: Option<pg_mode::PgNode>,
 }
 
 impl Engine {
@@ -156,13 +165,13 @@ impl Engine {
     }
 
     fn open_whole(dir: &Path, options: &EngineOptions) -> Result<Self> {
-        let store = Store::open(
+        let store = Arc::new(Store::open(
             dir,
             StoreOptions {
                 read_only: options.read_only,
                 durability: options.durability,
             },
-        )?;
+        )?);
         if !store.is_read_only() {
             store.write(|tx| {
                 if meta::get(tx, meta::CREATED_AT)?.is_none() {
@@ -186,7 +195,12 @@ impl Engine {
                 0 => std::thread::available_parallelism().map_or(1, usize::from),
                 n => n,
             };
-            Indexer::start(indexes.clone(), text_seq, vector_seq, threads)
+            Arc::new(Indexer::start(
+                indexes.clone(),
+                text_seq,
+                vector_seq,
+                threads,
+            ))
         });
         let replayed = match &indexer {
             Some(ix) => recovery::replay(
@@ -234,6 +248,8 @@ impl Engine {
             indexer,
             surfaced: parking_lot::Mutex::default(),
             follower,
+            #[cfg(feature = "postgres")]
+            pg: None,
         })
     }
 
@@ -291,7 +307,7 @@ impl Engine {
 
     /// Block until every write so far is in the indexes, committed and saved.
     pub fn flush(&self) -> Result<()> {
-        self.indexer.as_ref().map_or(Ok(()), Indexer::flush)
+        self.indexer.as_ref().map_or(Ok(()), |ix| ix.flush())
     }
 
     /// Sizes and health of the derived indexes.
@@ -317,9 +333,20 @@ impl Engine {
         self.indexes.mark_for_rebuild(reason);
     }
 
+    /// Whether reads record when they happened (access times, surfaced
+    /// conversations): not on a read-only engine, which cannot write, nor on
+    /// a PostgreSQL node, where each read would become a shared write.
+    fn records_access(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if self.pg.is_some() {
+            return false;
+        }
+        !self.is_read_only()
+    }
+
     /// Note the conversations behind retrieved items (see `surfaced`).
     fn note_surfaced(&self, namespace: &str, items: &[ContextItem], now: i64) {
-        if self.is_read_only() {
+        if !self.records_access() {
             return;
         }
         let mut surfaced = self.surfaced.lock();
@@ -389,6 +416,10 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        // The log's applier writes into the store and feeds the indexer:
+        // it stops before they do.
+        #[cfg(feature = "postgres")]
+        drop(self.pg.take());
         let _ = self.flush_surfaced();
         if let Some(indexer) = &self.indexer {
             indexer.stop();

@@ -149,6 +149,14 @@ impl Capture {
         Ok(Changes { ops, images })
     }
 
+    /// Forget what was recorded without reading it: for rows applied from
+    /// the log, which PostgreSQL already holds.
+    pub fn discard(&self, conn: &Connection) -> Result<()> {
+        conn.prepare_cached(&format!("DELETE FROM {CHANGES}"))?
+            .execute([])?;
+        Ok(())
+    }
+
     fn take_images(&self, conn: &Connection) -> Result<Vec<RowImage>> {
         let keys: Vec<String> = (1..=self.key_width).map(|i| format!("k{i}")).collect();
         let key_list = keys.join(", ");

@@ -9,7 +9,7 @@
 //! "entries after the last one I applied" is exact. (A `SEQUENCE` would hand
 //! out numbers at call time, not commit time, and burn them on rollback.)
 
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 
 use crate::error::{Error, Result};
 use crate::temporal::Timestamp;
@@ -33,11 +33,13 @@ pub struct LogEntry {
     pub entry: Vec<u8>,
 }
 
-/// Take `namespace`'s write lock for the rest of `tx` and return its head
-/// (the last seq written; 0 for a namespace never written). Until `tx` ends
-/// no other writer can append to the namespace, so a node can bring its own
-/// state up to the head before it decides what to write.
-pub fn lock_namespace(tx: &mut Transaction<'_>, namespace: &str) -> Result<i64> {
+/// Take `namespace`'s write lock for the rest of the transaction open on
+/// `tx` (a [`postgres::Transaction`], or a client after `BEGIN`) and return
+/// its head (the last seq written; 0 for a namespace never written). Until
+/// the transaction ends no other writer can append to the namespace, so a
+/// node can bring its own state up to the head before it decides what to
+/// write.
+pub fn lock_namespace(tx: &mut impl GenericClient, namespace: &str) -> Result<i64> {
     tx.execute(
         "INSERT INTO memcore.log_heads (namespace, seq) VALUES ($1, 0)
          ON CONFLICT (namespace) DO NOTHING",
@@ -54,7 +56,7 @@ pub fn lock_namespace(tx: &mut Transaction<'_>, namespace: &str) -> Result<i64> 
 /// the write's rows, and return its seq. The notification goes out when `tx`
 /// commits (and not at all if it rolls back).
 pub fn append(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     namespace: &str,
     at: Timestamp,
     entry: &[u8],

@@ -15,6 +15,7 @@ pub mod log;
 pub mod records;
 pub mod replica;
 mod schema;
+pub mod ship;
 
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};
 pub use log::{CHANNEL, FORMAT, LogEntry};

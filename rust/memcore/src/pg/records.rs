@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use postgres::types::{ToSql, Type};
-use postgres::{Statement, Transaction};
+use postgres::{GenericClient, Statement};
 use rusqlite::types::Value;
 
 use super::capture::{RowImage, ShippedTable};
@@ -24,7 +24,7 @@ const LOCAL_COLUMNS: &[&str] = &[DOC_KEY];
 /// Write `images` (of tables described by `tables`) into the record tables
 /// (a one-off: a node keeps a [`RecordWriter`] per connection instead).
 pub fn write_images(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     tables: &[ShippedTable],
     images: &[RowImage],
 ) -> Result<()> {
@@ -55,7 +55,7 @@ impl RecordWriter {
     /// round it never can.
     pub fn write_images(
         &mut self,
-        tx: &mut Transaction<'_>,
+        tx: &mut impl GenericClient,
         tables: &[ShippedTable],
         images: &[RowImage],
     ) -> Result<()> {
@@ -82,7 +82,7 @@ impl RecordWriter {
 type Statements = HashMap<String, Statement>;
 
 fn upsert(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     statements: &mut Statements,
     table: &ShippedTable,
     row: &[Value],
@@ -118,7 +118,7 @@ fn upsert(
 }
 
 fn delete(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     statements: &mut Statements,
     table: &ShippedTable,
     key: &[Value],
@@ -141,7 +141,7 @@ fn delete(
 /// Run `sql`, prepared once per connection, so the parameters take the
 /// types of their columns.
 fn execute(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     statements: &mut Statements,
     table: &str,
     sql: &str,

@@ -52,13 +52,7 @@ pub fn positions(conn: &Connection) -> Result<HashMap<String, i64>> {
 /// after a restart from an older position or for the node's own write;
 /// an entry past the next one is damage, never skipped over.
 pub fn apply_logged(conn: &Connection, logged: &LogEntry) -> Result<bool> {
-    let position: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT seq FROM main.{POSITIONS} WHERE namespace = ?1"
-        ))?
-        .query_row([&logged.namespace], |r| r.get(0))
-        .optional()?
-        .unwrap_or(0);
+    let position = position(conn, &logged.namespace)?;
     if logged.seq <= position {
         return Ok(false);
     }
@@ -84,12 +78,30 @@ pub fn apply_logged(conn: &Connection, logged: &LogEntry) -> Result<bool> {
     }
     let entry = Entry::decode(&logged.entry)?;
     apply(conn, &logged.namespace, logged.at, &entry)?;
+    record_position(conn, &logged.namespace, logged.seq)?;
+    Ok(true)
+}
+
+/// The last entry of `namespace` the replica holds (0: none).
+pub fn position(conn: &Connection, namespace: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT seq FROM main.{POSITIONS} WHERE namespace = ?1"
+        ))?
+        .query_row([namespace], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Record that the replica holds `namespace` up to `seq`, in the caller's
+/// transaction (the one that applied or made that entry).
+pub fn record_position(conn: &Connection, namespace: &str, seq: i64) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO main.{POSITIONS} (namespace, seq) VALUES (?1, ?2)
          ON CONFLICT (namespace) DO UPDATE SET seq = excluded.seq"
     ))?
-    .execute(rusqlite::params![logged.namespace, logged.seq])?;
-    Ok(true)
+    .execute(rusqlite::params![namespace, seq])?;
+    Ok(())
 }
 
 /// Apply `entry`, a write of `namespace` made at `at`, inside the caller's

@@ -28,6 +28,7 @@ pub mod code;
 pub mod conversations;
 pub mod entities;
 pub mod health;
+mod hook;
 mod lock;
 pub mod memories;
 pub mod meta;
@@ -38,6 +39,7 @@ pub mod table;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::config::DbConfig;
@@ -45,6 +47,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
 use checkpoint::Checkpointer;
+pub use hook::WriteHook;
 pub use lock::{DirLock, LOCK_FILE};
 pub use schema::latest_version as schema_version;
 
@@ -85,6 +88,8 @@ pub struct Store {
     readers: Mutex<Vec<Connection>>,
     writer: Option<Mutex<Connection>>,
     _lock: Option<DirLock>,
+    /// Set once, by an engine whose store replicates a shared truth.
+    hook: OnceLock<Box<dyn WriteHook>>,
 }
 
 /// A pooled reader connection, returned to the pool on drop.
@@ -141,6 +146,7 @@ impl Store {
                 writer: None,
                 readers: Mutex::new(vec![first]),
                 _lock: None,
+                hook: OnceLock::new(),
             });
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -156,6 +162,7 @@ impl Store {
             writer: Some(Mutex::new(writer)),
             readers: Mutex::new(Vec::new()),
             _lock: Some(lock),
+            hook: OnceLock::new(),
         })
     }
 
@@ -185,6 +192,7 @@ impl Store {
         let mut conn = self.writer()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
+        self.before_commit(&tx)?;
         tx.commit()?;
         Ok(value)
     }
@@ -200,8 +208,27 @@ impl Store {
         let mut conn = self.writer()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
+        self.before_commit(&tx)?;
         tx.commit()?;
         Ok(after(value))
+    }
+
+    /// Run every write through `hook` from now on (see [`WriteHook`]); a
+    /// store takes one hook, once.
+    pub fn set_hook(&self, hook: Box<dyn WriteHook>) -> Result<()> {
+        self.hook
+            .set(hook)
+            .map_err(|_| Error::invalid("hook", "This store already has a write hook."))
+    }
+
+    /// The hook's turn, if the store has one. Inlined: the embedded store
+    /// pays one load and one branch per write.
+    #[inline]
+    fn before_commit(&self, tx: &Transaction<'_>) -> Result<()> {
+        match self.hook.get() {
+            Some(hook) => hook.before_commit(tx),
+            None => Ok(()),
+        }
     }
 
     /// The writer connection itself, for work that is not one transaction
@@ -342,6 +369,62 @@ mod tests {
             .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
+    }
+
+    /// Counts the `meta` rows it sees inside each write, or refuses them all.
+    #[derive(Debug)]
+    struct Hook {
+        refuse: bool,
+        seen: Mutex<Vec<i64>>,
+    }
+
+    impl WriteHook for Hook {
+        fn before_commit(&self, tx: &Transaction<'_>) -> Result<()> {
+            let n: i64 = tx.query_row("SELECT count(*) FROM meta", [], |r| r.get(0))?;
+            self.seen.lock().push(n);
+            if self.refuse {
+                return Err(Error::invalid("hook", "refused"));
+            }
+            Ok(())
+        }
+    }
+
+    fn meta_rows(store: &Store) -> i64 {
+        store
+            .reader()
+            .unwrap()
+            .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_hook_sees_each_write_before_its_commit_and_can_refuse_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let before = meta_rows(&store);
+        store
+            .set_hook(Box::new(Hook {
+                refuse: true,
+                seen: Mutex::default(),
+            }))
+            .unwrap();
+        let insert = |tx: &Transaction<'_>| {
+            tx.execute("INSERT INTO meta(key, value) VALUES ('a', '1')", [])?;
+            Ok(())
+        };
+        let err = store.write_then(insert, |()| ()).unwrap_err();
+        assert_eq!(err.code(), "INVALID_PARAMETER");
+        assert_eq!(meta_rows(&store), before, "a refused write is rolled back");
+        assert_eq!(store.write(insert).unwrap_err().code(), "INVALID_PARAMETER");
+        let again = Hook {
+            refuse: false,
+            seen: Mutex::default(),
+        };
+        assert!(store.set_hook(Box::new(again)).is_err(), "one hook, once");
+        let seen = store.hook.get().map(|h| format!("{h:?}")).unwrap();
+        // Both writes reached the hook with their row in place, uncommitted.
+        let expected = format!("[{}, {}]", before + 1, before + 1);
+        assert!(seen.contains(&expected), "{seen}");
     }
 
     #[test]

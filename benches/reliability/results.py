@@ -8,9 +8,12 @@ the long run can be done in several sittings and an interrupted one keeps its co
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +33,27 @@ class Recorder:
 
     def phase(self, key: str, counts: dict[str, Any]) -> None:
         """Record the result of the ``load`` (``http_load``) or ``kills`` phase."""
-        self.data[key] = {**counts, **self._stamp()}
-        self._write()
+        entry = {**counts, **self._stamp()}
+        self._update(lambda data: data.__setitem__(key, entry))
 
     def tool(self, tally: dict[str, Any]) -> None:
         """Record one tool's fuzzing tally."""
-        fuzz = self.data.setdefault("fuzz", {"tools": [], "per_tool": {}})
-        fuzz["per_tool"][tally["tool"]] = {**tally, **self._stamp()}
-        self._write()
+        entry = {**tally, **self._stamp()}
+
+        def merge(data: dict[str, Any]) -> None:
+            _fuzz(data)["per_tool"][tally["tool"]] = entry
+
+        self._update(merge)
 
     def tool_order(self, names: list[str]) -> None:
         """The server's tool list, in its order (tools no longer listed are dropped)."""
-        fuzz = self.data.setdefault("fuzz", {"tools": [], "per_tool": {}})
-        fuzz["tools"] = names
-        fuzz["per_tool"] = {n: fuzz["per_tool"][n] for n in names if n in fuzz["per_tool"]}
+
+        def order(data: dict[str, Any]) -> None:
+            fuzz = _fuzz(data)
+            fuzz["tools"] = names
+            fuzz["per_tool"] = {n: fuzz["per_tool"][n] for n in names if n in fuzz["per_tool"]}
+
+        self._update(order)
 
     def fuzz_cases(self, tool: str) -> int:
         """The recorded case count of ``tool`` (0 if it was never fuzzed)."""
@@ -57,11 +67,25 @@ class Recorder:
             "mode": self.mode,
         }
 
-    def _write(self) -> None:
+    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` to the results on disk and write them back, under a lock: two
+        runs at once (the kills in one, fuzzing in another) each keep the other's entries."""
         self.out.mkdir(parents=True, exist_ok=True)
-        self.data["target"] = TARGET
-        (self.out / "reliability.json").write_text(json.dumps(self.data, indent=2) + "\n")
-        (self.out / "reliability.md").write_text(render(self.data))
+        folder = os.open(self.out, os.O_RDONLY)  # the lock: no file of its own to leave behind
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX)
+            self.data = load(self.out / "reliability.json")
+            change(self.data)
+            self.data["target"] = TARGET
+            (self.out / "reliability.json").write_text(json.dumps(self.data, indent=2) + "\n")
+            (self.out / "reliability.md").write_text(render(self.data))
+        finally:
+            os.close(folder)  # closing releases the lock
+
+
+def _fuzz(data: dict[str, Any]) -> dict[str, Any]:
+    fuzz: dict[str, Any] = data.setdefault("fuzz", {"tools": [], "per_tool": {}})
+    return fuzz
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -1,31 +1,38 @@
 """The reliability run: schema fuzzing of every tool, HTTP load from 8 clients, and kill -9
-loops, with the counts written to ``results/reliability.json`` and ``.md``.
+loops, with the counts merged into ``results/reliability.json`` and ``.md``.
 
     python -m benches.reliability            # medium: a few minutes
     python -m benches.reliability --long     # 10,000 cases per tool, 10 min of load, 100 kills
     python -m benches.reliability --fuzz-cases 50 --load-seconds 10 --kills 5 --out /tmp/r
 
+The long run can be done in pieces: ``--phases load,kills`` runs only those,
+``--tools a,b`` fuzzes only those tools, ``--resume`` fuzzes only the tools whose recorded
+result has fewer cases than planned, and ``--jobs N`` fuzzes N tools at once, each through
+its own server. Every phase and every tool is recorded with the commit and the date it ran
+on, and written as soon as it finishes, so an interrupted run keeps what it measured; what
+was not run this time keeps its earlier result. The report says which tools have reached
+the long run's 10,000 cases.
+
 Counts are reported, never asserted here (the bounded versions are asserted in
 tests/reliability); the exit code is 1 when any crash, contract violation, error or lost
-acknowledged write was seen.
+acknowledged write was seen in what ran.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from benches.reliability import fuzz, kills, load
-from benches.reliability.client import ROOT, stdio_client_session
+from benches.reliability import fuzz, jobs, kills, load, results
+from benches.reliability.client import ROOT
 
 RESULTS = ROOT / "benches" / "results"
 MEDIUM = {"fuzz_cases": 300, "fuzz_seconds": 240.0, "load_seconds": 60.0, "kills": 20}
 LONG = {"fuzz_cases": 10_000, "fuzz_seconds": float("inf"), "load_seconds": 600.0, "kills": 100}
+PHASES = ("fuzz", "load", "kills")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,117 +46,103 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fuzz-seconds", type=float, help="fuzzing time over all tools")
     parser.add_argument("--load-seconds", type=float, help="seconds of 8-client HTTP load")
     parser.add_argument("--kills", type=int, help="kill -9 rounds")
+    parser.add_argument(
+        "--phases", default=",".join(PHASES), help="which of fuzz,load,kills to run (all)"
+    )
+    parser.add_argument("--tools", help="fuzz only these tools (comma-separated)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="fuzz only the tools whose recorded result has fewer cases than planned",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="tools fuzzed at once (1)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where results go")
     args = parser.parse_args(argv)
     plan = dict(LONG if args.long else MEDIUM)
     for key in plan:
         if getattr(args, key) is not None:
             plan[key] = getattr(args, key)
+    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = sorted(set(phases) - set(PHASES))
+    if unknown:
+        parser.error(f"unknown phases {unknown}; choose from {', '.join(PHASES)}")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
 
-    started = time.time()
+    record = results.Recorder(args.out, mode=_mode(args.long, plan))
+    failed = False
     with tempfile.TemporaryDirectory(prefix="memcore-reliability-") as scratch:
         work = Path(scratch)
-        fuzzed = run_fuzz(work / "fuzz", int(plan["fuzz_cases"]), float(plan["fuzz_seconds"]))
-        print(_fuzz_line(fuzzed), flush=True)
-        loaded = load.run(work / "load", seconds=float(plan["load_seconds"]), clients=8)
-        print(_load_line(loaded), flush=True)
-        killed = kills.run(work / "kills", rounds=int(plan["kills"]))
-        print(_kill_line(killed), flush=True)
-
-    result = {
-        "mode": "long" if args.long else "custom" if plan != MEDIUM else "medium",
-        "plan": {k: (None if v == float("inf") else v) for k, v in plan.items()},
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "seconds": round(time.time() - started, 1),
-        "fuzz": fuzzed,
-        "http_load": loaded,
-        "kills": killed,
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "reliability.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "reliability.md").write_text(render(result))
+        if "load" in phases:
+            log = Path(tempfile.gettempdir()) / "memcore-reliability-load-server.log"
+            loaded = load.run(
+                work / "load", seconds=float(plan["load_seconds"]), clients=8, keep_log=log
+            )
+            record.phase("http_load", loaded)
+            print(_load_line(loaded) + f" (server log: {log})", flush=True)
+            failed |= bool(
+                loaded["errors"] or loaded["protocol_errors"] or loaded["transport_errors"]
+            )
+        if "kills" in phases:
+            killed = kills.run(work / "kills", rounds=int(plan["kills"]))
+            record.phase("kills", killed)
+            print(_kill_line(killed), flush=True)
+            failed |= bool(killed["lost"] or killed["unfindable"])
+        if "fuzz" in phases:
+            failed |= run_fuzz(work / "fuzz", plan, args, record)
     print(f"wrote {args.out / 'reliability.json'} and reliability.md")
-    failed = (
-        fuzzed["violations"]
-        or fuzzed["crashes"]
-        or loaded["errors"]
-        or loaded["protocol_errors"]
-        or killed["lost"]
-    )
     return 1 if failed else 0
 
 
-def run_fuzz(home: Path, cases: int, seconds: float) -> dict[str, Any]:
-    """Every tool of ``--tools all`` fuzzed through one text-only stdio server."""
-    home.mkdir(parents=True)
-    sandbox = fuzz.make_sandbox(home / "sandbox")
-    args = ["--data-dir", str(home / "store"), "--model", "none", "--tools", "all"]
-    tallies = []
-    with stdio_client_session(args, home) as client:
-        client.call("store_memory", {"content": "the fuzz sandbox holds a small python app"})
-        schemas = client.schemas()
-        share = fuzz.per_tool_seconds(seconds, len(schemas))
-        for name, schema in schemas.items():
-            tally = fuzz.fuzz_tool(client, name, schema, sandbox, cases=cases, seconds=share)
-            tallies.append(tally.to_dict())
-            print(f"  {name}: {tally.cases} cases, {dict(tally.outcomes)}", flush=True)
-        alive = fuzz.memory_count(client) is not None
-    return {
-        "tools": len(tallies),
-        "cases": sum(t["cases"] for t in tallies),
-        "min_cases_per_tool": min(t["cases"] for t in tallies),
-        "error_results": sum(n for t in tallies for k, n in t["outcomes"].items() if k != "ok"),
-        "crashes": sum(t["outcomes"].get("crash", 0) for t in tallies),
-        "violations": sum(len(t["violations"]) for t in tallies),
-        "server_alive_after": alive,
-        "per_tool": tallies,
-    }
+def run_fuzz(
+    home: Path, plan: dict[str, Any], args: argparse.Namespace, record: results.Recorder
+) -> bool:
+    """Fuzz the chosen tools; each tool's tally recorded as it finishes. Whether any
+    crashed or broke the contract."""
+    schemas = jobs.schemas(home / "listing")
+    chosen = list(schemas)
+    if args.tools:
+        wanted = [t.strip() for t in args.tools.split(",") if t.strip()]
+        missing = sorted(set(wanted) - set(schemas))
+        if missing:
+            raise SystemExit(f"no such tools: {', '.join(missing)}")
+        chosen = [t for t in chosen if t in wanted]
+    cases = int(plan["fuzz_cases"])
+    if args.resume:
+        chosen = [t for t in chosen if record.fuzz_cases(t) < cases]
+    record.tool_order(list(schemas))
+    share = _per_tool_seconds(float(plan["fuzz_seconds"]), len(chosen), args.jobs)
+    print(f"fuzz: {len(chosen)} tools, {cases} cases each, {args.jobs} at once", flush=True)
+    failed = False
+    work = [(name, schemas[name]) for name in chosen]
+    for tally in jobs.run(home, work, cases=cases, seconds=share, jobs=args.jobs):
+        record.tool(tally)
+        bad = tally["outcomes"].get("crash", 0) + len(tally["violations"])
+        failed |= bool(bad) or not tally["server_alive_after"]
+        print(
+            f"  {tally['tool']}: {tally['cases']} cases in {tally['seconds']:.0f} s, "
+            f"{dict(tally['outcomes'])}" + (f", {bad} BAD" if bad else ""),
+            flush=True,
+        )
+    return failed
 
 
-def render(result: dict[str, Any]) -> str:
-    """The results as a short Markdown report."""
-    f, h, k = result["fuzz"], result["http_load"], result["kills"]
-    lines = [
-        "# Reliability run",
-        "",
-        f"`python -m benches.reliability` ({result['mode']}), started {result['started']}, "
-        f"{result['seconds']} s on this machine. Plan: {json.dumps(result['plan'])}.",
-        "",
-        "| check | what ran | outcome |",
-        "|---|---|---|",
-        f"| schema fuzzing over stdio | {f['cases']:,} calls over {f['tools']} tools "
-        f"(≥ {f['min_cases_per_tool']:,} per tool; {f['error_results']:,} coded error results) "
-        f"| {f['crashes']} crashes, {f['violations']} contract violations "
-        "(uncoded error, bad reply, refused call that wrote) |",
-        f"| HTTP load | {h['clients']} clients for {h['seconds']:.0f} s, {h['calls']:,} calls "
-        f"({h['calls_per_second']:.0f}/s) | {h['errors']} error results, "
-        f"{h['protocol_errors']} protocol errors; /healthz after: {h['healthy_after']} |",
-        f"| kill -9 during writes | {k['rounds']} kills, {k['acknowledged']:,} acknowledged "
-        f"writes | {k['lost']} lost, {k['unfindable']} unfindable, "
-        f"quick_check ok after every kill: {k['integrity_ok']} |",
-        "",
-        "## Fuzzing per tool",
-        "",
-        "| tool | cases | outcomes |",
-        "|---|---|---|",
-    ]
-    for tally in f["per_tool"]:
-        outcomes = ", ".join(f"{key} {n}" for key, n in tally["outcomes"].items())
-        lines.append(f"| `{tally['tool']}` | {tally['cases']} | {outcomes} |")
-    return "\n".join(lines) + "\n"
+def _per_tool_seconds(total: float, tools: int, jobs_at_once: int) -> float:
+    """Each tool's share of ``total`` seconds when ``jobs_at_once`` run side by side."""
+    return fuzz.per_tool_seconds(total * jobs_at_once, tools)
 
 
-def _fuzz_line(f: dict[str, Any]) -> str:
-    return (
-        f"fuzz: {f['cases']} calls over {f['tools']} tools, {f['crashes']} crashes, "
-        f"{f['violations']} violations"
-    )
+def _mode(long: bool, plan: dict[str, Any]) -> str:
+    if long:
+        return "long" if plan == LONG else "custom"
+    return "medium" if plan == MEDIUM else "custom"
 
 
 def _load_line(h: dict[str, Any]) -> str:
     return (
         f"http load: {h['calls']} calls in {h['seconds']:.0f} s ({h['calls_per_second']:.0f}/s), "
-        f"{h['errors']} errors, {h['protocol_errors']} protocol errors"
+        f"{h['errors']} errors, {h['protocol_errors']} protocol errors, "
+        f"{h['transport_errors']} transport errors"
     )
 
 

@@ -41,6 +41,13 @@ from memcore.mcp.tenancy import TenantGate, TenantLimits
 #: Scope granted to admin tokens (store-wide tools).
 ADMIN_SCOPE = "memcore:admin"
 
+#: Seconds an idle keep-alive connection stays open. It must outlast the clients' own
+#: pools: uvicorn's default (5 s) equals httpx's pool expiry, so a client reusing a
+#: connection idle for about 5 s raced the server closing it and got a ReadError for a
+#: request the server never read (benches/reliability/load.py counted them). 75 s outlasts
+#: httpx (5 s), undici (4 s) and aiohttp (15 s), as nginx's default does.
+KEEP_ALIVE_SECONDS = 75
+
 
 def caller_resolver(default_namespace: str, *, tokens_required: bool) -> CallerOf:
     """Turn a request context into the caller: the token's namespace, else (no token file)
@@ -268,6 +275,7 @@ async def serve(app: Starlette, settings: Settings) -> None:
         port=settings.port,
         log_config=None,
         access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         lifespan="on",
         timeout_graceful_shutdown=5,
     )

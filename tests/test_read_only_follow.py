@@ -191,9 +191,16 @@ def test_a_long_lived_reader_loads_the_writers_text_commits(data_dir: Path, writ
     with memcore.Memory(data_dir, model=None, read_only=True) as reader:
         assert writer.send("bulk 1500") == "ok"
         assert eventually(lambda: reader.index_health().documents == 1501)
-        assert eventually(lambda: reader.index_health().text_pending < 1024)
-        health = reader.index_health()
-        assert health.text_documents + health.text_pending >= 1500
+
+        def shed_and_whole() -> bool:
+            # The catalog is applied before the documents are staged: wait for both,
+            # every document searchable with fewer than 1024 of them still pending.
+            health = reader.index_health()
+            return health.text_pending < 1024 and (
+                health.text_documents + health.text_pending >= 1500
+            )
+
+        assert eventually(shed_and_whole)
         # "bcd" spells 123: found in the loaded commit or the buffer, as one document.
         hits = reader.search_text("bcd", limit=5)
         assert [h.memory.content for h in hits] == ["bulk fact 123 bcd"]

@@ -52,6 +52,21 @@ pub fn lock_namespace(tx: &mut impl GenericClient, namespace: &str) -> Result<i6
     Ok(row.get(0))
 }
 
+/// [`lock_namespace`] for a writer that must not wait: the head if the lock
+/// was free, `None` if another transaction holds it (or the namespace has no
+/// head row yet, whose first insert could wait on another writer's). A
+/// failed attempt aborts `tx`.
+pub fn try_lock_namespace(tx: &mut impl GenericClient, namespace: &str) -> Result<Option<i64>> {
+    match tx.query_opt(
+        "SELECT seq FROM memcore.log_heads WHERE namespace = $1 FOR UPDATE NOWAIT",
+        &[&namespace],
+    ) {
+        Ok(row) => Ok(row.map(|row| row.get(0))),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Append one write's entry inside `tx`, the transaction that also writes
 /// the write's rows, and return its seq. The notification goes out when `tx`
 /// commits (and not at all if it rolls back).

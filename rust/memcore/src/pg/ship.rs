@@ -326,7 +326,8 @@ impl Shipper {
                 // Nor does it queue for a lock another writer holds: that
                 // writer may be a reservation of this node waiting for the
                 // catch-up this write's writer lock holds up (a deadlock
-                // until lock_timeout). Refused, it runs again lock first.
+                // until lock_timeout). Refused, `Engine::written` runs it
+                // again lock first.
                 let Some(head) = log::try_lock_namespace(&mut ptx, &namespace)? else {
                     let held = replica::position(tx, &namespace)?;
                     return Err(self.behind(&namespace, held, Some(held)));

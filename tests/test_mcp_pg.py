@@ -5,6 +5,7 @@ PostgreSQL. The same tools on a SQLite store: no ``seq``, and ``min_seq`` never 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -55,6 +56,39 @@ def test_a_write_on_one_server_is_read_on_the_other_at_its_seq(
     assert deleted["seq"] > saved["seq"]
     gone = a.error("get_memory", {"memory_id": zebra, "min_seq": deleted["seq"]})
     assert gone["code"] == "MEMORY_NOT_FOUND"
+
+
+def test_two_servers_writing_one_namespace_at_once_refuse_no_write(
+    two_nodes: tuple[SyncClient, SyncClient],
+) -> None:
+    """Two server processes: each write another server overtook runs again, lock first,
+    so every call succeeds and the seqs returned are the namespace's one gapless order."""
+    a, b = two_nodes
+    each, writers = 15, 4
+    seqs: dict[str, list[int]] = {}
+
+    def write(name: str, client: SyncClient) -> None:
+        seqs[name] = []
+        for i in range(each):
+            seqs[name].append(client.ok("store_memory", {"content": f"{name} fact {i}"})["seq"])
+
+    threads = [
+        threading.Thread(target=write, args=(f"{label}{k}", client))
+        for k in range(writers // 2)
+        for label, client in (("a", a), ("b", b))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seq for each_seqs in seqs.values() for seq in each_seqs) == list(
+        range(1, writers * each + 1)
+    )
+    assert all(s == sorted(s) for s in seqs.values())
+    head = writers * each
+    for client in (a, b):
+        listed = client.ok("list_memories", {"limit": 100, "min_seq": head})
+        assert len(listed["memories"]) == head
 
 
 def test_a_seq_the_server_has_not_applied_is_resource_busy_and_the_server_lives(

@@ -6,6 +6,7 @@ read and searched on the other once it waited for that write's seq.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,51 @@ def test_a_node_refuses_namespaces_it_does_not_serve(pg_database: str, tmp_path:
             a.store_memory("not mine", namespace="tenant-b")
         a.store_memory("mine", namespace="tenant-a")
         assert a.last_write_seq() == 1
+
+
+def test_two_nodes_writing_one_namespace_at_once_never_refuse_a_write(
+    pg_database: str, tmp_path: Path
+) -> None:
+    """Each node's write prepared while the other node's write of the same namespace
+    was not yet applied is refused by PostgreSQL's check; the facade runs it again,
+    namespace locked first, so every call succeeds and the log stays one gapless order."""
+    threads_per_node, writes_each = 2, 12
+    with _node(pg_database, tmp_path / "a") as a, _node(pg_database, tmp_path / "b") as b:
+        start = threading.Barrier(2 * threads_per_node)
+        failures: list[BaseException] = []
+        seqs: list[int] = []
+        lock = threading.Lock()
+
+        def write(node: memcore.Memory, name: str) -> None:
+            start.wait()
+            for i in range(writes_each):
+                try:
+                    node.store_memory(f"{name} noted fact {i}", vector=[1.0, float(i), 0.0, 1.0])
+                    seq = node.last_write_seq()
+                except BaseException as exc:  # every failure is the finding
+                    with lock:
+                        failures.append(exc)
+                    continue
+                assert seq is not None
+                with lock:
+                    seqs.append(seq)
+
+        threads = [
+            threading.Thread(target=write, args=(node, f"{label}{k}"))
+            for label, node in (("a", a), ("b", b))
+            for k in range(threads_per_node)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+        assert failures == []
+        total = 2 * threads_per_node * writes_each
+        assert sorted(seqs) == list(range(1, total + 1)), "one log entry per write, no gap"
+        for node in (a, b):
+            assert node.wait_for_seq(total, timeout=30) == total
+        on_a = {(m.id, m.content) for m in a.list_memories(limit=1000)}
+        on_b = {(m.id, m.content) for m in b.list_memories(limit=1000)}
+        assert len(on_a) == total
+        assert on_a == on_b

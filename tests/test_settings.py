@@ -57,6 +57,7 @@ def test_every_option_has_a_flag_and_an_environment_variable() -> None:
         ("--cache-size", "MEMCORE_CACHE_SIZE", "5", "cache_size", 5),
         ("--batch-size", "MEMCORE_BATCH_SIZE", "8", "batch_size", 8),
         ("--timeout", "MEMCORE_TIMEOUT", "2.5", "timeout", 2.5),
+        ("--min-seq-wait", "MEMCORE_MIN_SEQ_WAIT", "0.5", "min_seq_wait", 0.5),
         ("--log-level", "MEMCORE_LOG_LEVEL", "DEBUG", "log_level", "debug"),
         ("--namespace", "MEMCORE_NAMESPACE", "team-a", "namespace", "team-a"),
         ("--tools", "MEMCORE_TOOLS", "facts, get_status", "tools", "facts,get_status"),

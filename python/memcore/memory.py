@@ -254,6 +254,12 @@ class Memory(
         position = self._engine.last_write_position()
         return None if position is None else position[1]
 
+    def applied_seq(self, *, namespace: str | None = None) -> int:
+        """The last seq of the namespace's shared log this node holds (0: none yet;
+        always 0 on SQLite): a position a read elsewhere may wait for to see everything
+        this node had seen of the namespace."""
+        return self._engine.applied_seq(self._ns(namespace))
+
     def wait_for_seq(
         self, min_seq: int, *, namespace: str | None = None, timeout: float = 2.0
     ) -> int:

@@ -52,6 +52,7 @@ class Settings:
     float_embeddings: bool = False
     embedding_wait: float = 5.0
     timeout: float = 60.0
+    min_seq_wait: float = 2.0
     log_level: str = "info"
     force_model: bool = False
     reset_memory: bool = False
@@ -300,6 +301,12 @@ OPTIONS: dict[str, Option] = {
             "SECONDS",
         ),
         Option("timeout", _seconds, "seconds a call waits for the store to open (60)", "SECONDS"),
+        Option(
+            "min_seq_wait",
+            _wait_seconds,
+            "with --database-url: seconds a read's min_seq waits for this node to apply it (2)",
+            "SECONDS",
+        ),
         Option(
             "log_level", _choice(*LOG_LEVELS), "trace, debug, info, warn or error (info)", "LEVEL"
         ),

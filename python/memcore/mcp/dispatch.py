@@ -2,7 +2,8 @@
 
 The steps, in order: find the tool, apply the size limits, check the arguments against the
 schema, check store-wide rights, wait for the store, run the handler in a worker thread
-(engine and embedding calls block), then shape the outcome. Every failure becomes
+(engine and embedding calls block) at the log position the call asks for
+(``memcore.mcp.positions``), then shape the outcome. Every failure becomes
 ``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool call never ends
 in a protocol error or takes the server down. Each call is counted and timed.
 """
@@ -21,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from memcore.errors import MemcoreError, StorageError, UnauthorizedError, error_payload, invalid
+from memcore.mcp import positions
 from memcore.mcp.host import StoreHost
 from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
@@ -68,6 +70,7 @@ class Dispatcher:
         metrics: Metrics,
         timeout: float,
         known: Sequence[str] = (),
+        min_seq_wait: float = positions.MIN_SEQ_WAIT,
     ) -> None:
         """
         Args:
@@ -77,6 +80,7 @@ class Dispatcher:
             metrics: Where calls are counted.
             timeout: Seconds a call waits for the store to open.
             known: Every registered tool name, to tell "not enabled" from "no such tool".
+            min_seq_wait: Seconds a read waits for its ``min_seq`` (PostgreSQL nodes).
         """
         self._tools = {spec.name: spec for spec in tools}
         self._checkers = {
@@ -87,6 +91,7 @@ class Dispatcher:
         self._metrics = metrics
         self._timeout = timeout
         self._known = frozenset(known)
+        self._min_seq_wait = min_seq_wait
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -145,7 +150,7 @@ class Dispatcher:
         if spec.needs_store:
             await self._host.wait(self._timeout)
         call = ToolCall(self._host, caller.namespace, checked, caller.admin)
-        return await anyio.to_thread.run_sync(spec.handler, call)
+        return await anyio.to_thread.run_sync(positions.run, spec, call, self._min_seq_wait)
 
     def _unknown(self, name: str) -> MemcoreError:
         if name in self._known:

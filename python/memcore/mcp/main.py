@@ -100,6 +100,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
         metrics=metrics,
         timeout=settings.timeout,
         known=[spec.name for spec in registry.all()],
+        min_seq_wait=settings.min_seq_wait,
     )
     _log.info(
         "memcore MCP server starting",

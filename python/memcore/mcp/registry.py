@@ -88,6 +88,8 @@ class ToolSpec:
             the published one (``save_memory`` leaves its content rules to the core, which
             answers with the contract's wording); None checks ``input_schema``.
         error_shape: Builds the contract's fields that accompany ``error`` on failure.
+        namespace_from: The namespace a call acts on, for a tool that lets the caller
+            name it (the lifecycle tools' ``project``); None: the caller's namespace.
     """
 
     name: str
@@ -105,6 +107,11 @@ class ToolSpec:
     reads_server_files: bool = False
     argument_schema: Mapping[str, Any] | None = None
     error_shape: ErrorShape | None = None
+    namespace_from: Callable[[ToolCall], str] | None = None
+
+    def namespace_of(self, call: ToolCall) -> str:
+        """The namespace ``call`` acts on (where its ``min_seq`` and ``seq`` are)."""
+        return call.namespace if self.namespace_from is None else self.namespace_from(call)
 
     def in_group(self, group: str) -> bool:
         """Whether the tool belongs to ``group``."""
@@ -125,8 +132,14 @@ class ProfileError(ValueError):
 class ToolRegistry:
     """Every tool, by name, in registration order."""
 
-    def __init__(self) -> None:
+    def __init__(self, publish: Callable[[ToolSpec], ToolSpec] | None = None) -> None:
+        """
+        Args:
+            publish: Turns each tool as its group registers it into the tool as listed
+                and run (what every tool shares, such as ``min_seq``); None keeps it.
+        """
         self._tools: dict[str, ToolSpec] = {}
+        self._publish = publish
 
     def add(self, spec: ToolSpec) -> None:
         """Register a tool.
@@ -136,7 +149,7 @@ class ToolRegistry:
         """
         if spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is registered twice")
-        self._tools[spec.name] = spec
+        self._tools[spec.name] = spec if self._publish is None else self._publish(spec)
 
     def get(self, name: str) -> ToolSpec | None:
         """The tool called ``name``, if registered."""

@@ -13,6 +13,7 @@ use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
 use crate::records::code::{CodeHit, SNIPPET_MAX_CHARS};
+use crate::replication::run_write;
 use crate::search::checked_weights;
 
 /// A chunk of a file as the Python chunker produces it.
@@ -109,7 +110,7 @@ impl PyEngine {
             size,
             chunks: drafts,
         };
-        let outcome = run(py, &engine, || engine.index_file(&file))?;
+        let outcome = run_write(py, &engine, (), |()| engine.index_file(&file))?;
         let d = PyDict::new(py);
         d.set_item("chunks_added", outcome.chunks_added)?;
         d.set_item("chunks_removed", outcome.chunks_removed)?;
@@ -125,7 +126,7 @@ impl PyEngine {
         file_path: &str,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        run(py, &engine, || {
+        run_write(py, &engine, (), |()| {
             engine.remove_file(namespace, project_id, file_path)
         })
     }
@@ -138,7 +139,9 @@ impl PyEngine {
         project_id: &str,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.delete_project(namespace, project_id))
+        run_write(py, &engine, (), |()| {
+            engine.delete_project(namespace, project_id)
+        })
     }
 
     /// Record a project's indexing status.
@@ -172,7 +175,7 @@ impl PyEngine {
             error,
             updated_at: 0,
         };
-        run(py, &engine, || engine.put_project_status(&row))
+        run_write(py, &engine, (), |()| engine.put_project_status(&row))
     }
 
     /// A project's status.

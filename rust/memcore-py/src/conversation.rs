@@ -15,6 +15,7 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::conversation::{ContextResult, DocumentHistory, DocumentState, TurnRecord};
 use crate::records::store::MaintenanceReport;
+use crate::replication::run_write;
 
 /// A document a procedure touched (already canonicalised by the facade).
 #[derive(FromPyObject)]
@@ -117,7 +118,7 @@ impl PyEngine {
             embedding: owned_vector(vector),
             at,
         };
-        let outcome = run(py, &engine, || engine.record_turn(&turn))?;
+        let outcome = run_write(py, &engine, (), |()| engine.record_turn(&turn))?;
         let record = TurnRecord::from_core(py, outcome.turn, outcome.procedures)?;
         Ok((record, outcome.created))
     }
@@ -250,7 +251,9 @@ impl PyEngine {
             archive_after_days,
             force_compact,
         };
-        let r = run(py, &engine, || engine.run_maintenance(namespace, &options))?;
+        let r = run_write(py, &engine, (), |()| {
+            engine.run_maintenance(namespace, &options)
+        })?;
         Ok(MaintenanceReport::from(r))
     }
 

@@ -13,6 +13,7 @@ use memcore::pg::Namespaces;
 use memcore::{Durability, Engine, EngineOptions};
 
 use crate::errors::{BindError, BindResult, StorageError, run, run_unbound};
+use crate::replication::run_write;
 
 /// An open memcore data directory. Thread-safe; every call that does real
 /// work releases the GIL.
@@ -156,13 +157,17 @@ impl PyEngine {
     ///     DimensionMismatchError: The store was made with another model or dimension.
     fn check_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.check_embedding_identity(model, dim))
+        run_write(py, &engine, (), |()| {
+            engine.check_embedding_identity(model, dim)
+        })
     }
 
     /// Overwrite the recorded identity (after a reset).
     fn set_embedding_identity(&self, py: Python<'_>, model: &str, dim: usize) -> BindResult<()> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.set_embedding_identity(model, dim))
+        run_write(py, &engine, (), |()| {
+            engine.set_embedding_identity(model, dim)
+        })
     }
 
     /// Run SQLite's quick_check; raises StorageError when the database is damaged.
@@ -174,6 +179,6 @@ impl PyEngine {
     /// Delete every record in every namespace and forget the embedding model.
     fn reset_all(&self, py: Python<'_>) -> BindResult<()> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.reset_all())
+        run_write(py, &engine, (), |()| engine.reset_all())
     }
 }

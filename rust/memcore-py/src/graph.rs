@@ -21,6 +21,7 @@ use crate::records::graph::{
     Analytics, EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
     RelatedEntity, RelationRecord,
 };
+use crate::replication::run_write;
 
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
 #[derive(FromPyObject)]
@@ -161,7 +162,7 @@ impl PyEngine {
             entities: entity_drafts(&entities)?,
             require_links: strict,
         };
-        let outcome = run(py, &engine, || engine.save_memory(&request))?;
+        let outcome = run_write(py, &engine, (), |()| engine.save_memory(&request))?;
         let d = PyDict::new(py);
         d.set_item("entities_created", outcome.entities_created)?;
         d.set_item("entities_updated", outcome.entities_updated)?;
@@ -184,7 +185,9 @@ impl PyEngine {
         let engine = self.engine()?;
         let drafts = entity_drafts(&entities)?;
         let ctx = context(namespace, thread_id, None, None);
-        let created = run(py, &engine, || engine.create_entities(&ctx, drafts))?;
+        let created = run_write(py, &engine, drafts, |drafts| {
+            engine.create_entities(&ctx, drafts)
+        })?;
         Ok(created.into_iter().map(EntityRecord::from).collect())
     }
 
@@ -213,7 +216,7 @@ impl PyEngine {
             })
             .collect();
         let ctx = context(namespace, thread_id, None, None);
-        let created = run(py, &engine, || engine.create_relations(&ctx, &drafts))?;
+        let created = run_write(py, &engine, (), |()| engine.create_relations(&ctx, &drafts))?;
         Ok(relation_records(created))
     }
 
@@ -251,7 +254,7 @@ impl PyEngine {
             })
             .collect();
         let ctx = context(namespace, thread_id, confidence, importance);
-        let created = run(py, &engine, || {
+        let created = run_write(py, &engine, (), |()| {
             engine.add_observations(&ctx, entity, &drafts)
         })?;
         Ok(created.into_iter().map(ObservationRecord::from).collect())
@@ -265,7 +268,9 @@ impl PyEngine {
         names: Vec<String>,
     ) -> BindResult<Vec<String>> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.delete_entities(namespace, &names))
+        run_write(py, &engine, (), |()| {
+            engine.delete_entities(namespace, &names)
+        })
     }
 
     /// Delete an entity's observations, each given by id or exact content.
@@ -277,7 +282,7 @@ impl PyEngine {
         which: Vec<String>,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        run(py, &engine, || {
+        run_write(py, &engine, (), |()| {
             engine.delete_observations(namespace, entity, &which)
         })
     }
@@ -290,7 +295,7 @@ impl PyEngine {
         relations: Vec<(String, String, String)>,
     ) -> BindResult<usize> {
         let engine = self.engine()?;
-        run(py, &engine, || {
+        run_write(py, &engine, (), |()| {
             engine.delete_relations(namespace, &relations)
         })
     }

@@ -11,6 +11,7 @@ use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, run};
 use crate::records::facts::MemoryRecord;
+use crate::replication::run_write;
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
 pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {
@@ -88,7 +89,7 @@ impl PyEngine {
             threshold,
             limit: similar_limit,
         });
-        let (memory, found) = run(py, &engine, || {
+        let (memory, found) = run_write(py, &engine, new, |new| {
             engine.store_memory_with_similar(new, similar)
         })?;
         let found = found
@@ -159,7 +160,7 @@ impl PyEngine {
                 ..NewMemory::default()
             })
             .collect();
-        let stored = run(py, &engine, || engine.store_memories(batch))?;
+        let stored = run_write(py, &engine, batch, |batch| engine.store_memories(batch))?;
         Ok(stored.into_iter().map(MemoryRecord::from).collect())
     }
 
@@ -210,14 +211,16 @@ impl PyEngine {
             expires_at,
             embedding: owned_vector(vector),
         };
-        let memory = run(py, &engine, || engine.update_memory(namespace, id, patch))?;
+        let memory = run_write(py, &engine, patch, |patch| {
+            engine.update_memory(namespace, id, patch)
+        })?;
         Ok(MemoryRecord::from(memory))
     }
 
     /// Delete a memory for good.
     fn delete_memory(&self, py: Python<'_>, namespace: &str, id: &str) -> BindResult<()> {
         let engine = self.engine()?;
-        run(py, &engine, || engine.delete_memory(namespace, id))
+        run_write(py, &engine, (), |()| engine.delete_memory(namespace, id))
     }
 
     /// Memories newest first. `as_of` (microseconds) shows what was valid
@@ -262,7 +265,9 @@ impl PyEngine {
         reason: Option<String>,
     ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
-        let memory = run(py, &engine, || engine.invalidate(namespace, id, reason))?;
+        let memory = run_write(py, &engine, reason, |reason| {
+            engine.invalidate(namespace, id, reason)
+        })?;
         Ok(MemoryRecord::from(memory))
     }
 
@@ -275,7 +280,7 @@ impl PyEngine {
         new_id: &str,
     ) -> BindResult<(MemoryRecord, MemoryRecord)> {
         let engine = self.engine()?;
-        let (old, new) = run(py, &engine, || {
+        let (old, new) = run_write(py, &engine, (), |()| {
             engine.supersede_memory(namespace, old_id, new_id)
         })?;
         Ok((MemoryRecord::from(old), MemoryRecord::from(new)))

@@ -16,6 +16,7 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::facts::MemoryRecord;
 use crate::records::graph::{EntityRecord, ObservationRecord, RelationRecord};
+use crate::replication::run_write;
 
 fn with_vector<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, v: Option<&Vec<f32>>) -> PyResult<()> {
     if let Some(v) = v {
@@ -610,7 +611,9 @@ impl PyEngine {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let report = run(py, &engine, || engine.restore(parsed, skip_existing))?;
+        let report = run_write(py, &engine, parsed, |parsed| {
+            engine.restore(parsed, skip_existing)
+        })?;
         let d = PyDict::new(py);
         d.set_item("restored", report.restored)?;
         d.set_item("skipped", report.skipped)?;

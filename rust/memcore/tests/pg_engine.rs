@@ -298,7 +298,13 @@ fn a_write_whose_namespace_stays_locked_gives_up_with_resource_busy() {
     let mut holder = memcore::pg::connect(&url).unwrap();
     let mut hung = holder.transaction().unwrap();
     memcore::pg::log::lock_namespace(&mut hung, NAMESPACE).unwrap();
+    // The optimistic attempt does not queue for a held lock (it holds the
+    // replica's writer lock); the lock-first retry does, up to lock_timeout.
     let err = a.store_memory(NewMemory::text("a zebra")).unwrap_err();
+    assert_eq!(err.code(), "RESOURCE_BUSY");
+    let err = a
+        .written(|e| e.store_memory(NewMemory::text("a zebra")))
+        .unwrap_err();
     assert_eq!(err.code(), "RESOURCE_BUSY");
     assert!(err.to_string().contains("lock_timeout"), "{err}");
     assert!(found(&a, "zebra").is_empty(), "the local write rolled back");

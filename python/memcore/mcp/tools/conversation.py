@@ -429,6 +429,7 @@ _SPECS = (
     ),
     ToolSpec(
         name="memory_before_turn",
+        namespace_from=_namespace,
         group="conversation",
         title="Prepare a turn",
         description=(
@@ -469,6 +470,7 @@ _SPECS = (
     ),
     ToolSpec(
         name="memory_after_turn",
+        namespace_from=_namespace,
         group="conversation",
         title="Commit a turn",
         description=(
@@ -491,6 +493,7 @@ _SPECS = (
     ),
     ToolSpec(
         name="memory_run_maintenance",
+        namespace_from=_namespace,
         group="conversation",
         title="Run maintenance",
         description=(
@@ -525,6 +528,7 @@ _SPECS = (
     ),
     ToolSpec(
         name="memory_list_dir_with_abstract",
+        namespace_from=_namespace,
         group="conversation",
         title="List memory with abstracts",
         description=(

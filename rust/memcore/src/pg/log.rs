@@ -10,6 +10,7 @@
 //! out numbers at call time, not commit time, and burn them on rollback.)
 
 use postgres::GenericClient;
+use postgres::error::SqlState;
 
 use crate::error::{Error, Result};
 use crate::temporal::Timestamp;
@@ -50,6 +51,39 @@ pub fn lock_namespace(tx: &mut impl GenericClient, namespace: &str) -> Result<i6
         &[&namespace],
     )?;
     Ok(row.get(0))
+}
+
+/// [`lock_namespace`] for a writer that must not queue: the head if the
+/// lock was free, `None` if another transaction holds it. A namespace's very
+/// first write makes its head row, which waits for another writer's
+/// uncommitted first row; that wait is cut short the same way. A failed
+/// attempt aborts `tx`.
+pub fn try_lock_namespace(tx: &mut impl GenericClient, namespace: &str) -> Result<Option<i64>> {
+    const LOCK: &str = "SELECT seq FROM memcore.log_heads WHERE namespace = $1 FOR UPDATE NOWAIT";
+    let busy = |e: &postgres::Error| e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE);
+    match tx.query_opt(LOCK, &[&namespace]) {
+        Ok(Some(row)) => return Ok(Some(row.get(0))),
+        Ok(None) => {}
+        Err(e) if busy(&e) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    tx.batch_execute("SET LOCAL lock_timeout = '100ms'")?;
+    match tx.execute(
+        "INSERT INTO memcore.log_heads (namespace, seq) VALUES ($1, 0)
+         ON CONFLICT (namespace) DO NOTHING",
+        &[&namespace],
+    ) {
+        Ok(_) => {}
+        Err(e) if busy(&e) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    // The rest of the write waits as long as any other (the connection's own).
+    tx.batch_execute("SET LOCAL lock_timeout TO DEFAULT")?;
+    match tx.query_opt(LOCK, &[&namespace]) {
+        Ok(row) => Ok(row.map(|row| row.get(0))),
+        Err(e) if busy(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Append one write's entry inside `tx`, the transaction that also writes

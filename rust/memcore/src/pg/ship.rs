@@ -323,7 +323,15 @@ impl Shipper {
                 }
                 let Link { client, records } = links.shared()?;
                 let mut ptx = client.transaction().map_err(failed("beginning"))?;
-                let head = log::lock_namespace(&mut ptx, &namespace)?;
+                // Nor does it queue for a lock another writer holds: that
+                // writer may be a reservation of this node waiting for the
+                // catch-up this write's writer lock holds up (a deadlock
+                // until lock_timeout). Refused, `Engine::written` runs it
+                // again lock first.
+                let Some(head) = log::try_lock_namespace(&mut ptx, &namespace)? else {
+                    let held = replica::position(tx, &namespace)?;
+                    return Err(self.behind(&namespace, held, Some(held)));
+                };
                 let seq = self.append(tx, &mut ptx, records, changes, &namespace, head)?;
                 ptx.commit().map_err(failed("committing"))?;
                 seq

@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, GenericClient, NoTls};
 
 use super::log::{self, CHANNEL, LogEntry};
+use super::placement::NamespaceRange;
 use crate::error::{Error, Result};
 
 /// How long the thread blocks for a notification before it looks at its stop
@@ -35,6 +36,8 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 pub enum Namespaces {
     All,
     Only(BTreeSet<String>),
+    /// Those whose memcore bucket falls in the range (`super::placement`).
+    Range(NamespaceRange),
 }
 
 impl Namespaces {
@@ -43,7 +46,24 @@ impl Namespaces {
         match self {
             Namespaces::All => true,
             Namespaces::Only(names) => names.contains(namespace),
+            Namespaces::Range(range) => range.contains(namespace),
         }
+    }
+
+    /// The served namespaces among the heads of the log (every namespace
+    /// ever written has one), with their heads, read in `client`'s snapshot.
+    pub(super) fn heads(&self, client: &mut impl GenericClient) -> Result<Vec<(String, i64)>> {
+        let heads = match self {
+            Namespaces::Only(names) => {
+                let names: Vec<String> = names.iter().cloned().collect();
+                log::heads(client, Some(&names))?
+            }
+            Namespaces::All | Namespaces::Range(_) => log::heads(client, None)?,
+        };
+        Ok(heads
+            .into_iter()
+            .filter(|(ns, _)| self.serves(ns))
+            .collect())
     }
 }
 
@@ -297,13 +317,7 @@ fn catch_up_all(
     apply: &mut Apply,
     options: &FollowOptions,
 ) -> Result<()> {
-    let heads = match &shared.namespaces {
-        Namespaces::All => log::heads(client, None)?,
-        Namespaces::Only(names) => {
-            let names: Vec<String> = names.iter().cloned().collect();
-            log::heads(client, Some(&names))?
-        }
-    };
+    let heads = shared.namespaces.heads(client)?;
     for (namespace, head) in heads {
         if head > shared.position(&namespace) {
             catch_up(shared, client, &namespace, apply, options)?;

@@ -12,6 +12,7 @@ pub mod capture;
 pub mod entry;
 mod follow;
 pub mod log;
+pub mod placement;
 pub mod records;
 pub mod replica;
 mod schema;
@@ -19,6 +20,7 @@ pub mod ship;
 
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};
 pub use log::{CHANNEL, FORMAT, LogEntry};
+pub use placement::NamespaceRange;
 pub use schema::{latest_version as schema_version, migrate};
 
 use std::time::Duration;

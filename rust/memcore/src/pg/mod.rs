@@ -21,7 +21,7 @@ pub mod ship;
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};
 pub use log::{CHANNEL, FORMAT, LogEntry};
 pub use placement::NamespaceRange;
-pub use schema::{latest_version as schema_version, migrate};
+pub use schema::{INHERITED_NAMESPACE, latest_version as schema_version, migrate, migrate_to};
 
 use std::time::Duration;
 

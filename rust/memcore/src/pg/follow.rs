@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, Config, GenericClient, NoTls};
+use postgres::{Client, GenericClient};
 
+use super::Endpoint;
 use super::log::{self, CHANNEL, LogEntry};
 use super::placement::NamespaceRange;
 use crate::error::{Error, Result};
@@ -233,8 +234,8 @@ impl Drop for Follower {
 }
 
 /// A connection listening on the log's channel.
-fn listen(config: &Config) -> Result<Client> {
-    let mut client = config.connect(NoTls)?;
+fn listen(config: &Endpoint) -> Result<Client> {
+    let mut client = config.connect()?;
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     Ok(client)
 }
@@ -243,7 +244,7 @@ fn listen(config: &Config) -> Result<Client> {
 /// or an apply fails.
 fn run(
     shared: &Shared,
-    config: &Config,
+    config: &Endpoint,
     client: Client,
     mut apply: Apply,
     options: &FollowOptions,

@@ -26,8 +26,9 @@ from memcore.cli.settings import (
     namespace_bucket,
     resolve,
 )
-from memcore.errors import InvalidParameterError
+from memcore.errors import InvalidParameterError, StorageError
 from memcore.mcp.main import main as serve
+from pg_cluster import PgCluster, start_cluster
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 
@@ -354,3 +355,23 @@ def test_a_range_node_serves_only_its_buckets(pg_database: str, tmp_path: Path) 
         )
     with pytest.raises(InvalidParameterError, match="PostgreSQL node"):
         memcore.Memory(tmp_path / "sqlite", namespace_range="0-49/100", model=None)
+
+
+def test_a_node_reaches_postgresql_over_verified_tls(pg_cluster: PgCluster, tmp_path: Path) -> None:
+    tls = start_cluster(pg_cluster.bindir, tls=True)  # TCP over TLS only
+    try:
+        assert tls.ca is not None and tls.other_ca is not None
+        url = tls.url(tls.create_database().rsplit("/", 1)[1], host="localhost")
+        verified = f"{url}?sslmode=verify-full&sslrootcert={tls.ca}"
+        with memcore.Memory(verified, replica_dir=tmp_path / "a", model=None) as node:
+            node.store_memory("a zebra over TLS")
+            assert node.last_write_seq() == 1
+        wrong = f"{url}?sslmode=verify-full&sslrootcert={tls.other_ca}"
+        with pytest.raises(StorageError, match="certificate was not accepted"):
+            memcore.Memory(wrong, replica_dir=tmp_path / "b", model=None)
+        with pytest.raises(StorageError, match=r"sslmode=disable\), which this server refuses"):
+            memcore.Memory(f"{url}?sslmode=disable", replica_dir=tmp_path / "c", model=None)
+        with pytest.raises(InvalidParameterError, match="add sslrootcert"):
+            memcore.Memory(f"{url}?sslmode=verify-ca", replica_dir=tmp_path / "d", model=None)
+    finally:
+        tls.stop()

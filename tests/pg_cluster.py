@@ -8,6 +8,11 @@ authentication (nothing but this machine reaches it). A watchdog process stops
 and removes the cluster when the test process is gone, so even a killed test run
 leaves no server behind. The Rust tests have the same helper in
 rust/memcore/tests/pg_support/.
+
+`start_cluster(bindir, tls=True)` starts one that takes TCP connections over TLS
+only (`ssl=on`, `hostssl` in pg_hba.conf; its socket stays open to the tests), with
+a certificate for `localhost` signed by a CA of its own (`ca`) and another CA that
+signed nothing of it (`other_ca`), made with the `openssl` program.
 """
 
 from __future__ import annotations
@@ -67,6 +72,10 @@ class PgCluster:
     bindir: Path
     root: Path
     port: int
+    #: With TLS: the PEM file of the CA that signed the server's certificate.
+    ca: Path | None = None
+    #: With TLS: a CA that signed nothing of this server's.
+    other_ca: Path | None = None
     _watchdog: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -77,9 +86,9 @@ class PgCluster:
     def log_file(self) -> Path:
         return self.root / "server.log"
 
-    def url(self, database: str = "postgres") -> str:
+    def url(self, database: str = "postgres", host: str = "127.0.0.1") -> str:
         """A connection URL for `database` over TCP as the superuser."""
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{SUPERUSER}@{host}:{self.port}/{database}"
 
     def create_database(self) -> str:
         """A new empty database (one per test keeps tests apart); returns its URL."""
@@ -118,9 +127,10 @@ class PgCluster:
         return done.stdout
 
 
-def start_cluster(bindir: Path) -> PgCluster:
-    """initdb and start a cluster; retried on another port if the one picked was
-    taken in between (other test runs share the machine)."""
+def start_cluster(bindir: Path, *, tls: bool = False) -> PgCluster:
+    """initdb and start a cluster (with `tls`, one taking TCP over TLS only);
+    retried on another port if the one picked was taken in between (other test
+    runs share the machine)."""
     root = Path(tempfile.mkdtemp(prefix="memcore-pg-"))
     try:
         if os.geteuid() == 0:
@@ -130,10 +140,11 @@ def start_cluster(bindir: Path) -> PgCluster:
         initdb += ["--auth=trust", f"--username={SUPERUSER}", "--encoding=UTF8", "--no-sync"]
         cluster._run(_as_superuser(initdb))
         cluster._watchdog = _start_watchdog(cluster)
+        tls_options = _make_tls(cluster) if tls else ""
         last_error = ""
         for _ in range(3):
             cluster.port = _free_port()
-            options = f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root}"
+            options = f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root}{tls_options}"
             start = [str(bindir / "pg_ctl"), "-D", str(cluster.data_dir), "-l"]
             start += [str(cluster.log_file), "-o", options, "-w", "-t", str(START_TIMEOUT)]
             done = subprocess.run(
@@ -150,6 +161,63 @@ def start_cluster(bindir: Path) -> PgCluster:
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
+
+
+def _make_tls(cluster: PgCluster) -> str:
+    """Certificates for `cluster` and a TLS-only pg_hba.conf; the server options."""
+    root = cluster.root
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    for name, subject in (("ca", "/CN=memcore test CA"), ("other-ca", "/CN=another CA")):
+        key, cert = str(root / f"{name}.key"), str(root / f"{name}.pem")
+        cluster._run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-days",
+                "2",
+                "-subj",
+                subject,
+                *ec,
+                "-keyout",
+                key,
+                "-out",
+                cert,
+            ]
+        )
+    csr, key = str(root / "server.csr"), str(root / "server.key")
+    cluster._run(["openssl", "req", "-subj", "/CN=localhost", *ec, "-keyout", key, "-out", csr])
+    (root / "server.ext").write_text(
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n"
+        "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+    )
+    signing = ["-CA", str(root / "ca.pem"), "-CAkey", str(root / "ca.key"), "-CAcreateserial"]
+    ext, cert = str(root / "server.ext"), str(root / "server.pem")
+    cluster._run(
+        [
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            csr,
+            *signing,
+            "-days",
+            "2",
+            "-extfile",
+            ext,
+            "-out",
+            cert,
+        ]
+    )
+    (root / "server.key").chmod(0o600)
+    if os.geteuid() == 0:
+        for name in ("server.key", "server.pem"):
+            shutil.chown(root / name, user=SUPERUSER)
+    (cluster.data_dir / "pg_hba.conf").write_text(
+        "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n"
+    )
+    cluster.ca, cluster.other_ca = root / "ca.pem", root / "other-ca.pem"
+    return f" -c ssl=on -c ssl_cert_file={root}/server.pem -c ssl_key_file={root}/server.key"
 
 
 def _start_watchdog(cluster: PgCluster) -> subprocess.Popen[bytes]:

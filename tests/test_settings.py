@@ -5,23 +5,30 @@ the flag or variable, the value and what is accepted."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import memcore
+from memcore.cli.commands import main as cli
 from memcore.cli.settings import (
     OPTIONS,
     SERVER_OPTIONS,
     STORE_OPTIONS,
+    NamespaceRange,
     Settings,
     SettingsError,
     add_options,
     describe,
     is_loopback,
+    namespace_bucket,
     resolve,
 )
+from memcore.errors import InvalidParameterError, StorageError
 from memcore.mcp.main import main as serve
+from pg_cluster import PgCluster, start_cluster
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 
@@ -268,3 +275,104 @@ def test_namespaces_choose_what_a_node_serves(tmp_path: Path) -> None:
     assert _settings(http).namespaces == ("a", "b"), "over HTTP, tokens name the namespace"
     with pytest.raises(SettingsError, match=r"Invalid --namespaces 'a,,b'"):
         _settings(["--database-url", url, "--namespaces", "a,,b"])
+
+
+# memcore's namespace hash is a contract with every node and proxy ever configured; the
+# same values are pinned in rust/memcore/src/pg/placement.rs.
+_BUCKETS = [
+    ("default", 49, 4),
+    ("tenant-a", 37, 6),
+    ("tenant-b", 90, 3),
+    ("acme", 72, 2),
+    ("é-ünïcode", 65, 1),
+]
+
+
+@pytest.mark.parametrize(("name", "of_100", "of_7"), _BUCKETS)
+def test_namespace_buckets_are_fixed_forever(name: str, of_100: int, of_7: int) -> None:
+    assert namespace_bucket(name) == of_100
+    assert namespace_bucket(name, 7) == of_7
+    assert name in NamespaceRange.parse(f"{of_100}-{of_100}/100")
+
+
+def test_a_namespace_range_chooses_what_a_node_serves() -> None:
+    url = "postgresql://db.example/memory"
+    env = {"MEMCORE_DATABASE_URL": url, "MEMCORE_NAMESPACE_RANGE": " 0 - 49 / 100 "}
+    settings = _settings([], env, names=STORE_OPTIONS)
+    assert settings.namespace_range == "0-49/100"
+    assert settings.memory_kwargs()["namespace_range"] == "0-49/100"
+    with pytest.raises(SettingsError, match="pass --database-url too"):
+        _settings(["--namespace-range", "0-49/100"])
+    with pytest.raises(SettingsError, match="--namespaces or --namespace-range, not both"):
+        _settings(["--database-url", url, "--namespaces", "default", "--namespace-range", "0-1/2"])
+    # Over stdio every call uses --namespace: it must be served ("default" is bucket 49).
+    with pytest.raises(SettingsError, match="'default' is in bucket 49, outside"):
+        _settings(["--database-url", url, "--namespace-range", "50-99/100"])
+    http = ["--transport", "http", "--database-url", url, "--namespace-range", "50-99/100"]
+    assert _settings(http).namespace_range == "50-99/100", "over HTTP, tokens name it"
+    for bad in ("0-49", "49-0/100", "0-100/100", "0-0/0", "a-b/c"):
+        with pytest.raises(SettingsError, match=r"Invalid --namespace-range.*LO-HI/BUCKETS"):
+            _settings(["--database-url", url, "--namespace-range", bad])
+
+
+def test_the_cli_shows_a_namespaces_bucket(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["namespace-bucket", "tenant-a", "tenant-b", "--range", "0-49/100"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == [
+        {"namespace": "tenant-a", "bucket": 37, "buckets": 100, "served": True},
+        {"namespace": "tenant-b", "bucket": 90, "buckets": 100, "served": False},
+    ]
+    assert cli(["namespace-bucket", "default", "--buckets", "7"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["bucket"] == 4
+    assert cli(["namespace-bucket", "default", "--range", "9-1/10"]) == 2
+    assert "LO <= HI < BUCKETS" in capsys.readouterr().err
+
+
+def test_a_range_node_serves_only_its_buckets(pg_database: str, tmp_path: Path) -> None:
+    with memcore.Memory(pg_database, replica_dir=tmp_path / "all", model=None) as writer:
+        for namespace in ("tenant-a", "tenant-b"):
+            writer.store_memory(f"{namespace} keeps a zebra", namespace=namespace)
+    node = memcore.Memory(
+        pg_database, replica_dir=tmp_path / "low", namespace_range="0-49/100", model=None
+    )
+    with node:
+        assert [h.memory.content for h in node.search_text("zebra", namespace="tenant-a")] == [
+            "tenant-a keeps a zebra"
+        ]
+        assert node.search_text("zebra", namespace="tenant-b") == []
+        with pytest.raises(InvalidParameterError, match="does not serve namespace"):
+            node.store_memory("not mine", namespace="tenant-b")
+    with pytest.raises(InvalidParameterError, match="not both"):
+        memcore.Memory(
+            pg_database,
+            replica_dir=tmp_path / "both",
+            namespaces=["tenant-a"],
+            namespace_range="0-49/100",
+            model=None,
+        )
+    with pytest.raises(InvalidParameterError, match="LO-HI/BUCKETS"):
+        memcore.Memory(
+            pg_database, replica_dir=tmp_path / "bad", namespace_range="0-49", model=None
+        )
+    with pytest.raises(InvalidParameterError, match="PostgreSQL node"):
+        memcore.Memory(tmp_path / "sqlite", namespace_range="0-49/100", model=None)
+
+
+def test_a_node_reaches_postgresql_over_verified_tls(pg_cluster: PgCluster, tmp_path: Path) -> None:
+    tls = start_cluster(pg_cluster.bindir, tls=True)  # TCP over TLS only
+    try:
+        assert tls.ca is not None and tls.other_ca is not None
+        url = tls.url(tls.create_database().rsplit("/", 1)[1], host="localhost")
+        verified = f"{url}?sslmode=verify-full&sslrootcert={tls.ca}"
+        with memcore.Memory(verified, replica_dir=tmp_path / "a", model=None) as node:
+            node.store_memory("a zebra over TLS")
+            assert node.last_write_seq() == 1
+        wrong = f"{url}?sslmode=verify-full&sslrootcert={tls.other_ca}"
+        with pytest.raises(StorageError, match="certificate was not accepted"):
+            memcore.Memory(wrong, replica_dir=tmp_path / "b", model=None)
+        with pytest.raises(StorageError, match=r"sslmode=disable\), which this server refuses"):
+            memcore.Memory(f"{url}?sslmode=disable", replica_dir=tmp_path / "c", model=None)
+        with pytest.raises(InvalidParameterError, match="add sslrootcert"):
+            memcore.Memory(f"{url}?sslmode=verify-ca", replica_dir=tmp_path / "d", model=None)
+    finally:
+        tls.stop()

@@ -1202,6 +1202,7 @@ class Engine:
         text_analyzer: str | None = None,
         database_url: str | None = None,
         namespaces: list[str] | None = None,
+        namespace_range: str | None = None,
     ) -> Engine: ...
     def close(self) -> None: ...
     @property

@@ -92,6 +92,9 @@ class Memory(
             (default: ``replica`` inside the data directory path=None resolves).
         namespaces: With a PostgreSQL URL: the namespaces this node serves
             (default: all); writes to others are refused.
+        namespace_range: With a PostgreSQL URL, instead of ``namespaces``:
+            ``"LO-HI/BUCKETS"``, the namespaces whose bucket (memcore's fixed
+            hash, ``memcore namespace-bucket NAME``) lies in LO to HI.
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -120,6 +123,7 @@ class Memory(
         embedding_wait: float = 60.0,
         replica_dir: str | os.PathLike[str] | None = None,
         namespaces: Sequence[str] | None = None,
+        namespace_range: str | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
@@ -127,11 +131,17 @@ class Memory(
             raise invalid("force_model", "Pass force_model or reset_memory, not both.")
         database_url = _database_url(path)
         if database_url is None:
-            if replica_dir is not None or namespaces is not None:
+            node_options = {
+                "replica_dir": replica_dir,
+                "namespaces": namespaces,
+                "namespace_range": namespace_range,
+            }
+            given = [name for name, value in node_options.items() if value is not None]
+            if given:
                 raise invalid(
-                    "replica_dir" if replica_dir is not None else "namespaces",
-                    "replica_dir and namespaces configure a PostgreSQL node; pass a "
-                    "postgresql://… URL as path, or leave them out.",
+                    given[0],
+                    "replica_dir, namespaces and namespace_range configure a PostgreSQL "
+                    "node; pass a postgresql://… URL as path, or leave them out.",
                 )
             data_dir, root = resolve_data_dir(path, mode, project_root)
         elif replica_dir is not None:
@@ -152,6 +162,7 @@ class Memory(
             text_analyzer=text_analyzer,
             database_url=database_url,
             namespaces=None if namespaces is None else list(namespaces),
+            namespace_range=namespace_range,
         )
         # Damaged index files set aside at open, rebuilds under way: say so once.
         for warning in self._engine.index_status().warnings:

@@ -35,7 +35,16 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
 from memcore.cli.models import show_models
-from memcore.cli.settings import STORE_OPTIONS, Settings, SettingsError, add_options, resolve
+from memcore.cli.settings import (
+    DEFAULT_BUCKETS,
+    STORE_OPTIONS,
+    NamespaceRange,
+    Settings,
+    SettingsError,
+    add_options,
+    namespace_bucket,
+    resolve,
+)
 from memcore.cli.store import add_store_commands
 from memcore.errors import MemcoreError, ResourceBusyError
 
@@ -108,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     _index_command(commands)
     add_store_commands(commands)  # check, repair, backup (memcore/cli/store.py)
     _auth_commands(commands)
+    _namespace_bucket_command(commands)
     return parser
 
 
@@ -142,6 +152,46 @@ def _status_command(commands: Any) -> None:
     status.add_argument(
         "--no-wait", action="store_true", help="report the model as it is, even if still loading"
     )
+
+
+def _namespace_bucket_command(commands: Any) -> None:
+    bucket = commands.add_parser(
+        "namespace-bucket",
+        help="show the bucket of namespaces, for --namespace-range and the proxy (JSON)",
+        description="Print each namespace's bucket, memcore's fixed hash that "
+        "--namespace-range LO-HI/BUCKETS selects on, and with --range whether a node "
+        "serving that range serves it (docs/scale-out.md). Opens no store.",
+    )
+    bucket.add_argument("names", nargs="+", metavar="NAME", help="namespace")
+    bucket.add_argument(
+        "--buckets", type=int, default=DEFAULT_BUCKETS, help=f"buckets ({DEFAULT_BUCKETS})"
+    )
+    bucket.add_argument("--range", metavar="LO-HI/BUCKETS", help="a node's --namespace-range")
+    bucket.set_defaults(run=_namespace_bucket)
+
+
+def _namespace_bucket(args: argparse.Namespace) -> int:
+    served: NamespaceRange | None = None
+    if args.range is not None:
+        try:
+            served = NamespaceRange.parse(args.range)
+        except ValueError as exc:
+            raise UsageError(f"Invalid --range {args.range!r}: {exc}.") from None
+    buckets = args.buckets if served is None else served.buckets
+    if buckets < 1:
+        raise UsageError(f"Invalid --buckets {buckets}: expected at least 1.")
+    rows: list[dict[str, Any]] = []
+    for name in args.names:
+        row: dict[str, Any] = {
+            "namespace": name,
+            "bucket": namespace_bucket(name, buckets),
+            "buckets": buckets,
+        }
+        if served is not None:
+            row["served"] = name in served
+        rows.append(row)
+    _print_json(rows)
+    return 0
 
 
 def _models_command(commands: Any) -> None:

@@ -11,6 +11,7 @@ accepted, so a bad start fails at once instead of on the first tool call.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import ipaddress
 import os
 import re
@@ -45,6 +46,7 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     database_url: str | None = None
     namespaces: tuple[str, ...] | None = None
+    namespace_range: str | None = None
     model: str | None = "minilm"
     model_path: Path | None = None
     cache_size: int = 1000
@@ -82,6 +84,7 @@ class Settings:
                 "path": self.database_url,
                 "replica_dir": self.data_dir,
                 "namespaces": None if self.namespaces is None else list(self.namespaces),
+                "namespace_range": self.namespace_range,
             }
         )
         return {
@@ -194,6 +197,60 @@ def _namespaces(text: str) -> tuple[str, ...]:
     return names
 
 
+#: Buckets a namespace range splits namespaces into when an operator names none.
+DEFAULT_BUCKETS = 100
+
+
+def namespace_bucket(namespace: str, buckets: int = DEFAULT_BUCKETS) -> int:
+    """memcore's bucket of ``namespace`` among ``buckets``, as every node computes it for
+    ``--namespace-range`` (rust/memcore/src/pg/placement.rs, whose known values
+    tests/test_settings.py pins here too). Fixed forever: the first 8 bytes of the SHA-256
+    of the namespace's UTF-8 bytes, big-endian, modulo ``buckets``."""
+    if buckets < 1:
+        raise ValueError("buckets must be at least 1")
+    digest = hashlib.sha256(namespace.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % buckets
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceRange:
+    """Buckets ``lo`` to ``hi`` (inclusive) of ``buckets``: what a node serves."""
+
+    lo: int
+    hi: int
+    buckets: int
+
+    @classmethod
+    def parse(cls, text: str) -> NamespaceRange:
+        """Parse ``LO-HI/BUCKETS``, e.g. ``0-49/100``; ValueError shows the form."""
+        match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*/\s*(\d+)\s*", text)
+        if match is None:
+            raise ValueError("expected LO-HI/BUCKETS, e.g. 0-49/100")
+        lo, hi, buckets = (int(group) for group in match.groups())
+        if not 1 <= buckets <= _MAX_BUCKETS:
+            raise ValueError(f"expected LO-HI/BUCKETS with BUCKETS from 1 to {_MAX_BUCKETS}")
+        if not lo <= hi < buckets:
+            raise ValueError("expected LO-HI/BUCKETS with LO <= HI < BUCKETS")
+        return cls(lo, hi, buckets)
+
+    def __contains__(self, namespace: object) -> bool:
+        return (
+            isinstance(namespace, str)
+            and self.lo <= namespace_bucket(namespace, self.buckets) <= self.hi
+        )
+
+    def __str__(self) -> str:
+        return f"{self.lo}-{self.hi}/{self.buckets}"
+
+
+#: The core's limit (rust/memcore/src/pg/placement.rs, MAX_BUCKETS).
+_MAX_BUCKETS = 1 << 20
+
+
+def _namespace_range(text: str) -> str:
+    return str(NamespaceRange.parse(text))
+
+
 def _model(text: str) -> str | None:
     name = text.strip()
     if name.lower() in NO_MODEL:
@@ -279,6 +336,13 @@ OPTIONS: dict[str, Option] = {
             "with --database-url: the namespaces this node serves, comma-separated (all)",
             "LIST",
         ),
+        Option(
+            "namespace_range",
+            _namespace_range,
+            "with --database-url, instead of --namespaces: serve the namespaces whose bucket "
+            "(memcore namespace-bucket NAME) is in LO-HI of BUCKETS, e.g. 0-49/100 (all)",
+            "LO-HI/BUCKETS",
+        ),
         Option("model", _model, "embedding model, or 'none' for text-only (minilm)", "NAME"),
         Option(
             "model_path",
@@ -343,6 +407,7 @@ STORE_OPTIONS = (
     "data_dir",
     "database_url",
     "namespaces",
+    "namespace_range",
     "model",
     "model_path",
     "cache_size",
@@ -427,6 +492,15 @@ def _check_combinations(settings: Settings) -> None:
         raise SettingsError(
             "--namespaces selects what a PostgreSQL node serves; pass --database-url too."
         )
+    if settings.namespace_range is not None and settings.database_url is None:
+        raise SettingsError(
+            "--namespace-range selects what a PostgreSQL node serves; pass --database-url too."
+        )
+    if settings.namespaces is not None and settings.namespace_range is not None:
+        raise SettingsError(
+            "Use --namespaces or --namespace-range, not both: one rule decides what a node "
+            "serves, so the proxy's routing can match it."
+        )
     # Over stdio and in the CLI every call uses --namespace; over HTTP tokens name theirs.
     if (
         settings.namespaces is not None
@@ -437,6 +511,14 @@ def _check_combinations(settings: Settings) -> None:
             f"--namespace {settings.namespace!r} is not among --namespaces; add it or pick "
             "one of them."
         )
+    if settings.namespace_range is not None and settings.transport == "stdio":
+        served = NamespaceRange.parse(settings.namespace_range)
+        if settings.namespace not in served:
+            bucket = namespace_bucket(settings.namespace, served.buckets)
+            raise SettingsError(
+                f"--namespace {settings.namespace!r} is in bucket {bucket}, outside "
+                f"--namespace-range {served}; pick a namespace of the range or widen it."
+            )
     if settings.read_only and settings.database_url is not None:
         raise SettingsError(
             "A PostgreSQL node always writes its replica (and never waits for a writer); "

@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use memcore::pg::Namespaces;
+use memcore::pg::{NamespaceRange, Namespaces};
 use memcore::{Durability, Engine, EngineOptions};
 
 use crate::errors::{BindError, BindResult, StorageError, run, run_unbound};
@@ -62,6 +62,8 @@ impl PyEngine {
     ///     database_url: A `postgresql://…` URL: open a node of that database,
     ///         with `path` as its local replica (docs/scale-out.md).
     ///     namespaces: The namespaces a node serves (None: all of them).
+    ///     namespace_range: Instead of `namespaces`, `LO-HI/BUCKETS`: the
+    ///         namespaces whose memcore bucket is in that range.
     ///
     /// Raises:
     ///     ResourceBusyError: Another process has the directory open for writing.
@@ -69,8 +71,9 @@ impl PyEngine {
     #[new]
     #[pyo3(signature = (
         path, *, read_only = false, durability = "normal", text_analyzer = None,
-        database_url = None, namespaces = None
+        database_url = None, namespaces = None, namespace_range = None
     ))]
+    #[allow(clippy::too_many_arguments)] // one per Python keyword argument
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -79,6 +82,7 @@ impl PyEngine {
         text_analyzer: Option<String>,
         database_url: Option<String>,
         namespaces: Option<Vec<String>>,
+        namespace_range: Option<String>,
     ) -> BindResult<Self> {
         let options = EngineOptions {
             read_only,
@@ -88,16 +92,33 @@ impl PyEngine {
         };
         let engine = match database_url {
             Some(url) => {
-                let served = match namespaces {
-                    Some(names) => Namespaces::Only(names.into_iter().collect()),
-                    None => Namespaces::All,
+                let served = match (namespaces, namespace_range) {
+                    (Some(_), Some(_)) => {
+                        return Err(BindError::Core(memcore::Error::invalid(
+                            "namespace_range",
+                            "Give a node namespaces or namespace_range, not both: one rule \
+                             decides what it serves, so the proxy's routing can match it.",
+                        )));
+                    }
+                    (Some(names), None) => Namespaces::Only(names.into_iter().collect()),
+                    (None, Some(range)) => {
+                        Namespaces::Range(NamespaceRange::parse(&range).map_err(BindError::Core)?)
+                    }
+                    (None, None) => Namespaces::All,
                 };
                 run_unbound(py, || Engine::open_postgres(&url, &path, served, &options))?
             }
-            None if namespaces.is_some() => {
+            None if namespaces.is_some() || namespace_range.is_some() => {
+                let field = if namespaces.is_some() {
+                    "namespaces"
+                } else {
+                    "namespace_range"
+                };
                 return Err(BindError::Core(memcore::Error::invalid(
-                    "namespaces",
-                    "namespaces selects what a PostgreSQL node serves; pass database_url too.",
+                    field,
+                    format!(
+                        "{field} selects what a PostgreSQL node serves; pass database_url too."
+                    ),
                 )));
             }
             None => run_unbound(py, || Engine::open(&path, &options))?,

@@ -203,6 +203,10 @@ fn the_record_tables_mirror_the_sqlite_store() {
             expected.insert((table.clone(), name, pg_type.to_owned(), not_null));
         }
     }
+    // The child tables' namespace, which a replica knows from the parent.
+    for (table, _, _) in pg::INHERITED_NAMESPACE {
+        expected.insert(((*table).to_owned(), "namespace".into(), "text".into(), true));
+    }
     let actual: BTreeSet<(String, String, String, bool)> = client
         .query(
             "SELECT table_name::text, column_name::text, data_type::text, is_nullable = 'NO'

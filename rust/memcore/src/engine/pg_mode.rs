@@ -72,7 +72,7 @@ impl Engine {
             ));
         }
         let mut client = pg::connect(url)?;
-        prepare_replica(&mut client, replica_dir, options)?;
+        prepare_replica(&mut client, replica_dir, &namespaces, options)?;
         drop(client);
         let mut engine = Engine::open(replica_dir, options)?;
         let capture = Capture::install(&*engine.store.writer()?)?;
@@ -186,6 +186,7 @@ impl Engine {
 fn prepare_replica(
     client: &mut postgres::Client,
     replica_dir: &Path,
+    namespaces: &Namespaces,
     options: &EngineOptions,
 ) -> Result<()> {
     let store = Store::open(
@@ -200,7 +201,7 @@ fn prepare_replica(
         let followed = !replica::positions(tx)?.is_empty();
         let written = oplog::last_seq(tx)? > 0;
         match (followed, written) {
-            (false, false) => bootstrap::bootstrap(client, tx).map(drop),
+            (false, false) => bootstrap::bootstrap_namespaces(client, tx, namespaces).map(drop),
             (false, true) => Err(Error::invalid(
                 "replica_dir",
                 format!(

@@ -6,8 +6,11 @@
 //! engine then indexes them as after a deleted index folder, and the node
 //! follows each namespace from the heads it read.
 //!
-//! Every namespace is copied; a node serving a subset copies its subset once
-//! the child tables carry their namespace (a later migration).
+//! A node serving a subset of namespaces copies only theirs: every record
+//! table has a namespace column in PostgreSQL (the child tables since
+//! schema version 2), so the subset is one `WHERE namespace` per table. The
+//! served namespaces are those with a log head (every namespace a node ever
+//! wrote), filtered by the node's [`Namespaces`].
 
 use std::collections::HashMap;
 
@@ -18,7 +21,8 @@ use rusqlite::types::Value;
 
 use super::capture::shipped_tables;
 use super::entry::{Cell, DOC_KEY, EntryTable};
-use super::{log, replica};
+use super::schema::INHERITED_NAMESPACE;
+use super::{Namespaces, replica};
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::store::oplog::{self, Action};
@@ -31,6 +35,16 @@ const BATCH: i32 = 1000;
 /// the caller's transaction) and record the heads as its positions, which
 /// are returned: where its follower starts.
 pub fn bootstrap(pg: &mut Client, conn: &Connection) -> Result<HashMap<String, i64>> {
+    bootstrap_namespaces(pg, conn, &Namespaces::All)
+}
+
+/// [`bootstrap`] for a node serving `namespaces`: only their records and
+/// their heads are copied.
+pub fn bootstrap_namespaces(
+    pg: &mut Client,
+    conn: &Connection,
+    namespaces: &Namespaces,
+) -> Result<HashMap<String, i64>> {
     replica::prepare(conn)?;
     let used: i64 = conn.query_row(
         &format!(
@@ -53,27 +67,40 @@ pub fn bootstrap(pg: &mut Client, conn: &Connection) -> Result<HashMap<String, i
         .isolation_level(IsolationLevel::RepeatableRead)
         .read_only(true)
         .start()?;
-    let heads = log::heads(&mut tx, None)?;
+    let heads = namespaces.heads(&mut tx)?;
+    let served: Vec<String> = heads.iter().map(|(ns, _)| ns.clone()).collect();
     for table in shipped_tables(conn)? {
         let kind = Kind::ALL
             .into_iter()
             .find(|k| replica::table_for(*k) == table.name);
         let shipped: Vec<&String> = table.columns.iter().filter(|c| *c != DOC_KEY).collect();
+        let namespaced = table.columns.iter().any(|c| c == "namespace")
+            || INHERITED_NAMESPACE.iter().any(|(t, _, _)| *t == table.name);
+        let subset = namespaced && *namespaces != Namespaces::All;
         let select = format!(
-            "SELECT {} FROM memcore.\"{}\"",
+            "SELECT {} FROM memcore.\"{}\"{}",
             shipped
                 .iter()
                 .map(|c| format!("\"{c}\""))
                 .collect::<Vec<_>>()
                 .join(", "),
-            table.name
+            table.name,
+            if subset {
+                " WHERE namespace = ANY($1)"
+            } else {
+                ""
+            }
         );
         let entry_table = EntryTable {
             name: table.name.clone(),
             columns: table.columns.clone(),
             key: table.key.clone(),
         };
-        let portal = tx.bind(select.as_str(), &[])?;
+        let portal = if subset {
+            tx.bind(select.as_str(), &[&served])?
+        } else {
+            tx.bind(select.as_str(), &[])?
+        };
         loop {
             let rows = tx.query_portal(&portal, BATCH)?;
             for row in &rows {

@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, GenericClient};
 
+use super::Endpoint;
 use super::log::{self, CHANNEL, LogEntry};
+use super::placement::NamespaceRange;
 use crate::error::{Error, Result};
 
 /// How long the thread blocks for a notification before it looks at its stop
@@ -35,6 +37,8 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 pub enum Namespaces {
     All,
     Only(BTreeSet<String>),
+    /// Those whose memcore bucket falls in the range (`super::placement`).
+    Range(NamespaceRange),
 }
 
 impl Namespaces {
@@ -43,7 +47,24 @@ impl Namespaces {
         match self {
             Namespaces::All => true,
             Namespaces::Only(names) => names.contains(namespace),
+            Namespaces::Range(range) => range.contains(namespace),
         }
+    }
+
+    /// The served namespaces among the heads of the log (every namespace
+    /// ever written has one), with their heads, read in `client`'s snapshot.
+    pub(super) fn heads(&self, client: &mut impl GenericClient) -> Result<Vec<(String, i64)>> {
+        let heads = match self {
+            Namespaces::Only(names) => {
+                let names: Vec<String> = names.iter().cloned().collect();
+                log::heads(client, Some(&names))?
+            }
+            Namespaces::All | Namespaces::Range(_) => log::heads(client, None)?,
+        };
+        Ok(heads
+            .into_iter()
+            .filter(|(ns, _)| self.serves(ns))
+            .collect())
     }
 }
 
@@ -213,8 +234,8 @@ impl Drop for Follower {
 }
 
 /// A connection listening on the log's channel.
-fn listen(config: &Config) -> Result<Client> {
-    let mut client = config.connect(NoTls)?;
+fn listen(config: &Endpoint) -> Result<Client> {
+    let mut client = config.connect()?;
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     Ok(client)
 }
@@ -223,7 +244,7 @@ fn listen(config: &Config) -> Result<Client> {
 /// or an apply fails.
 fn run(
     shared: &Shared,
-    config: &Config,
+    config: &Endpoint,
     client: Client,
     mut apply: Apply,
     options: &FollowOptions,
@@ -297,13 +318,7 @@ fn catch_up_all(
     apply: &mut Apply,
     options: &FollowOptions,
 ) -> Result<()> {
-    let heads = match &shared.namespaces {
-        Namespaces::All => log::heads(client, None)?,
-        Namespaces::Only(names) => {
-            let names: Vec<String> = names.iter().cloned().collect();
-            log::heads(client, Some(&names))?
-        }
-    };
+    let heads = shared.namespaces.heads(client)?;
     for (namespace, head) in heads {
         if head > shared.position(&namespace) {
             catch_up(shared, client, &namespace, apply, options)?;

@@ -12,20 +12,24 @@ pub mod capture;
 pub mod entry;
 mod follow;
 pub mod log;
+pub mod placement;
 pub mod records;
 pub mod replica;
 mod schema;
 pub mod ship;
+pub mod tls;
 
 pub use follow::{Apply, FollowOptions, Follower, Namespaces};
 pub use log::{CHANNEL, FORMAT, LogEntry};
-pub use schema::{latest_version as schema_version, migrate};
+pub use placement::NamespaceRange;
+pub use schema::{INHERITED_NAMESPACE, latest_version as schema_version, migrate, migrate_to};
+pub use tls::Endpoint;
 
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls};
+use postgres::Client;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// How long a connection attempt may take before it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,29 +37,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// vanished server in seconds rather than hours.
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
 
-/// Parse a `postgresql://…` URL (or a libpq `key=value` string) into a
-/// connection configuration; a malformed one is an `INVALID_PARAMETER`.
-pub fn config(url: &str, application_name: &str) -> Result<Config> {
-    let mut config: Config = url.parse().map_err(|e| {
-        Error::invalid(
-            "database_url",
-            format!(
-                "Not a PostgreSQL connection URL ({e}); expected \
-                 postgresql://user@host:port/database"
-            ),
-        )
-    })?;
-    config
+/// Parse a `postgresql://…` URL (or a libpq `key=value` string) into how to
+/// connect, TLS included (`sslmode`, `sslrootcert`: [`tls`]); a malformed
+/// one is an `INVALID_PARAMETER`.
+pub fn config(url: &str, application_name: &str) -> Result<Endpoint> {
+    let mut endpoint = Endpoint::parse(url)?;
+    endpoint
+        .config
         .application_name(application_name)
         .connect_timeout(CONNECT_TIMEOUT)
         .keepalives_idle(KEEPALIVE_IDLE);
-    Ok(config)
+    Ok(endpoint)
 }
 
 /// Connect to `url` and bring the schema up to date (every connection a node
 /// opens for writing goes through here, so no node runs on an old schema).
 pub fn connect(url: &str) -> Result<Client> {
-    let mut client = config(url, "memcore")?.connect(NoTls)?;
+    let mut client = config(url, "memcore")?.connect()?;
     migrate(&mut client)?;
     Ok(client)
 }

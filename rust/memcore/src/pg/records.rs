@@ -16,6 +16,7 @@ use rusqlite::types::Value;
 
 use super::capture::{RowImage, ShippedTable};
 use super::entry::DOC_KEY;
+use super::schema::INHERITED_NAMESPACE;
 use crate::error::{Error, Result};
 
 /// Columns that stay on the node.
@@ -62,7 +63,11 @@ impl RecordWriter {
         let by_name: HashMap<&str, &ShippedTable> =
             tables.iter().map(|t| (t.name.as_str(), t)).collect();
         let deletes = images.iter().filter(|i| i.row.is_none());
-        let upserts = images.iter().filter(|i| i.row.is_some());
+        // Parents before children (tables are in schema order): a child
+        // takes its namespace from its parent's row (`INHERITED_NAMESPACE`).
+        let order = |image: &RowImage| tables.iter().position(|t| t.name == image.table);
+        let mut upserts: Vec<&RowImage> = images.iter().filter(|i| i.row.is_some()).collect();
+        upserts.sort_by_key(|image| order(image));
         for image in deletes.chain(upserts) {
             let table = by_name.get(image.table.as_str()).ok_or_else(|| {
                 Error::invalid(
@@ -93,8 +98,12 @@ fn upsert(
         .zip(row)
         .filter(|(c, _)| !LOCAL_COLUMNS.contains(&c.as_str()))
         .collect();
-    let columns: Vec<String> = shipped.iter().map(|(c, _)| quoted(c)).collect();
-    let placeholders: Vec<String> = (1..=shipped.len()).map(|i| format!("${i}")).collect();
+    let mut columns: Vec<String> = shipped.iter().map(|(c, _)| quoted(c)).collect();
+    let mut placeholders: Vec<String> = (1..=shipped.len()).map(|i| format!("${i}")).collect();
+    if let Some(parent) = inherited_namespace(table, &shipped) {
+        columns.push(quoted("namespace"));
+        placeholders.push(parent);
+    }
     let key: Vec<String> = table.key.iter().map(|k| quoted(k)).collect();
     let updates: Vec<String> = shipped
         .iter()
@@ -115,6 +124,22 @@ fn upsert(
     );
     let values: Vec<(&str, &Value)> = shipped.iter().map(|(c, v)| (c.as_str(), *v)).collect();
     execute(tx, statements, &table.name, &sql, &values)
+}
+
+/// For a table whose namespace PostgreSQL alone holds, the expression that
+/// reads it from the parent row (the parent's key is among the parameters).
+fn inherited_namespace(table: &ShippedTable, shipped: &[(&String, &Value)]) -> Option<String> {
+    let (_, key, parent) = INHERITED_NAMESPACE
+        .iter()
+        .find(|(name, _, _)| *name == table.name)?;
+    if table.columns.iter().any(|c| c == "namespace") {
+        return None;
+    }
+    let at = shipped.iter().position(|(c, _)| c.as_str() == *key)? + 1;
+    Some(format!(
+        "(SELECT namespace FROM memcore.{} WHERE id = ${at})",
+        quoted(parent)
+    ))
 }
 
 fn delete(

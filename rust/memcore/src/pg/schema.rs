@@ -27,9 +27,10 @@ struct Migration {
 /// The advisory lock key migrations hold (an arbitrary constant: "memcore" in ASCII).
 const MIGRATION_LOCK: i64 = 0x006d_656d_636f_7265;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: r"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: r"
     -- The order of each namespace and its write lock: `seq` is the last one
     -- handed out. Writers increment it in their transaction, so seqs are given
     -- in commit order and a rollback gives its number back (no gaps).
@@ -274,7 +275,61 @@ const MIGRATIONS: &[Migration] = &[Migration {
         PRIMARY KEY (document_id, conversation_id)
     );
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        // Every record table gets its namespace (INHERITED_NAMESPACE), so a
+        // node serving a subset copies it with one `WHERE namespace` per
+        // table, and a sharded deployment can distribute every table on it.
+        // Existing rows take their parent's; procedures before
+        // procedure_documents, which take theirs from them.
+        sql: r"
+    ALTER TABLE memcore.mentions ADD COLUMN namespace text;
+    UPDATE memcore.mentions c SET namespace = p.namespace
+        FROM memcore.memories p WHERE p.id = c.memory_id;
+    ALTER TABLE memcore.mentions ALTER COLUMN namespace SET NOT NULL;
+
+    ALTER TABLE memcore.doc_versions ADD COLUMN namespace text;
+    UPDATE memcore.doc_versions c SET namespace = p.namespace
+        FROM memcore.documents p WHERE p.id = c.document_id;
+    ALTER TABLE memcore.doc_versions ALTER COLUMN namespace SET NOT NULL;
+
+    ALTER TABLE memcore.procedures ADD COLUMN namespace text;
+    UPDATE memcore.procedures c SET namespace = p.namespace
+        FROM memcore.turns p WHERE p.id = c.turn_id;
+    ALTER TABLE memcore.procedures ALTER COLUMN namespace SET NOT NULL;
+
+    ALTER TABLE memcore.procedure_documents ADD COLUMN namespace text;
+    UPDATE memcore.procedure_documents c SET namespace = p.namespace
+        FROM memcore.procedures p WHERE p.id = c.procedure_id;
+    ALTER TABLE memcore.procedure_documents ALTER COLUMN namespace SET NOT NULL;
+
+    ALTER TABLE memcore.document_touches ADD COLUMN namespace text;
+    UPDATE memcore.document_touches c SET namespace = p.namespace
+        FROM memcore.documents p WHERE p.id = c.document_id;
+    ALTER TABLE memcore.document_touches ALTER COLUMN namespace SET NOT NULL;
+
+    ALTER TABLE memcore.document_conversations ADD COLUMN namespace text;
+    UPDATE memcore.document_conversations c SET namespace = p.namespace
+        FROM memcore.documents p WHERE p.id = c.document_id;
+    ALTER TABLE memcore.document_conversations ALTER COLUMN namespace SET NOT NULL;
+    ",
+    },
+];
+
+/// The record tables that have no namespace column in the SQLite store
+/// (a replica knows a child's namespace from its parent) but do in
+/// PostgreSQL: `(table, foreign key column, parent table)`. Their rows are
+/// written with the namespace of the parent row the key names
+/// (`super::records`), parents first.
+pub const INHERITED_NAMESPACE: &[(&str, &str, &str)] = &[
+    ("mentions", "memory_id", "memories"),
+    ("doc_versions", "document_id", "documents"),
+    ("procedures", "turn_id", "turns"),
+    ("procedure_documents", "procedure_id", "procedures"),
+    ("document_touches", "document_id", "documents"),
+    ("document_conversations", "document_id", "documents"),
+];
 
 /// The version this build writes.
 pub fn latest_version() -> i32 {
@@ -284,6 +339,13 @@ pub fn latest_version() -> i32 {
 /// Bring the schema up to date; returns the version now applied. Refuses a
 /// database migrated by a newer memcore.
 pub fn migrate(client: &mut Client) -> Result<i32> {
+    migrate_to(client, latest_version())
+}
+
+/// Apply the steps up to `target` only: how tests build a database as an
+/// older memcore left it, to migrate it from there.
+#[doc(hidden)]
+pub fn migrate_to(client: &mut Client, target: i32) -> Result<i32> {
     loop {
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
@@ -310,7 +372,10 @@ pub fn migrate(client: &mut Client) -> Result<i32> {
                 ),
             ));
         }
-        let Some(step) = MIGRATIONS.iter().find(|m| m.version > current) else {
+        let Some(step) = MIGRATIONS
+            .iter()
+            .find(|m| m.version > current && m.version <= target)
+        else {
             tx.commit()?;
             return Ok(current);
         };

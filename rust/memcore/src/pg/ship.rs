@@ -34,14 +34,14 @@ use std::thread::{self, ThreadId};
 
 use parking_lot::Mutex;
 use postgres::error::SqlState;
-use postgres::{Client, Config, GenericClient, NoTls};
+use postgres::{Client, GenericClient};
 use rusqlite::Transaction;
 use rusqlite::types::Value;
 
 use super::capture::{Capture, Changes};
 use super::entry::Entry;
 use super::records::RecordWriter;
-use super::{Namespaces, log, replica};
+use super::{Endpoint, Namespaces, log, replica};
 use crate::error::{Error, Result};
 use crate::store::WriteHook;
 use crate::temporal::now_micros;
@@ -93,7 +93,7 @@ struct Reservation {
 
 /// The connections a node writes on.
 struct Links {
-    config: Config,
+    config: Endpoint,
     /// The shared connection, reopened after a failure.
     shared: Option<Link>,
     /// Locks taken ahead, by thread.
@@ -103,10 +103,13 @@ struct Links {
 }
 
 impl Links {
-    fn connect(config: &Config) -> Result<Link> {
-        let client = config.connect(NoTls).map_err(|source| Error::Shipping {
-            during: "connecting",
-            source,
+    fn connect(config: &Endpoint) -> Result<Link> {
+        let client = config.connect().map_err(|e| match e {
+            Error::Postgres(source) => Error::Shipping {
+                during: "connecting",
+                source,
+            },
+            other => other,
         })?;
         Ok(Link {
             client,
@@ -149,8 +152,8 @@ impl Shipper {
     /// (whose schema is current: see [`super::connect`]), for `namespaces`.
     pub fn new(url: &str, capture: Capture, namespaces: Namespaces) -> Result<Self> {
         let mut config = super::config(url, "memcore")?;
-        if config.get_options().is_none() {
-            config.options(LOCK_WAIT);
+        if config.config.get_options().is_none() {
+            config.config.options(LOCK_WAIT);
         }
         Ok(Shipper {
             capture,

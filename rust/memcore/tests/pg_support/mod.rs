@@ -40,27 +40,83 @@ impl Cluster {
     }
 }
 
+/// A cluster that takes TCP connections over TLS only (`hostssl` in its
+/// pg_hba.conf), its certificate naming `localhost` and signed by a CA of
+/// its own (made with the `openssl` program).
+#[derive(Debug)]
+pub struct TlsCluster {
+    pub cluster: Cluster,
+    /// The PEM file of the CA that signed the server's certificate.
+    pub ca: PathBuf,
+    /// A CA that signed nothing of this server's.
+    pub other_ca: PathBuf,
+}
+
 static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
+static TLS_CLUSTER: OnceLock<Option<TlsCluster>> = OnceLock::new();
 static DATABASES: AtomicUsize = AtomicUsize::new(0);
 
 /// The binary's cluster, started on first call; `None` (after printing why)
 /// when PostgreSQL is not installed outside CI.
 pub fn cluster() -> Option<&'static Cluster> {
     CLUSTER
+        .get_or_init(|| Some(start(&bindir()?, false).0))
+        .as_ref()
+}
+
+/// The binary's TLS-only cluster, started on first call; `None` as [`cluster`].
+pub fn tls_cluster() -> Option<&'static TlsCluster> {
+    TLS_CLUSTER
         .get_or_init(|| {
-            let Some(bindir) = find_bindir() else {
-                let reason = "PostgreSQL is not installed (no initdb in $MEMCORE_PG_BINDIR, \
-                              /usr/lib/postgresql/*/bin or PATH): apt-get install postgresql";
-                assert!(
-                    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true")),
-                    "{reason}"
-                );
-                eprintln!("skipping the PostgreSQL tests: {reason}");
-                return None;
-            };
-            Some(start(&bindir))
+            let (cluster, tls) = start(&bindir()?, true);
+            let (ca, other_ca) = tls.expect("a TLS cluster has its CAs");
+            Some(TlsCluster {
+                cluster,
+                ca,
+                other_ca,
+            })
         })
         .as_ref()
+}
+
+/// A new database on the TLS-only cluster (created over its unix socket):
+/// its URL through `host`, with no TLS parameters yet.
+pub fn fresh_tls_database(host: &str) -> Option<(String, &'static TlsCluster)> {
+    let tls = tls_cluster()?;
+    let name = format!(
+        "tls_{}_{}",
+        std::process::id(),
+        DATABASES.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut admin = postgres::Config::new()
+        .host_path(&tls.cluster.root)
+        .port(tls.cluster.port)
+        .user(SUPERUSER)
+        .dbname("postgres")
+        .connect(postgres::NoTls)
+        .expect("connect to the TLS test cluster over its socket");
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create a test database");
+    let url = format!(
+        "postgresql://{SUPERUSER}@{host}:{}/{name}",
+        tls.cluster.port
+    );
+    Some((url, tls))
+}
+
+fn bindir() -> Option<PathBuf> {
+    let found = find_bindir();
+    if found.is_none() {
+        let reason = "PostgreSQL is not installed (no initdb in $MEMCORE_PG_BINDIR, \
+                      /usr/lib/postgresql/*/bin or PATH): apt-get install postgresql";
+        assert!(
+            std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true")),
+            "{reason}"
+        );
+        eprintln!("skipping the PostgreSQL tests: {reason}");
+    }
+    found
 }
 
 /// The URL of a new, empty database on the binary's cluster (one per test
@@ -142,7 +198,83 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start(bindir: &Path) -> Cluster {
+/// Make a CA, a server certificate for `localhost` it signs, and another CA,
+/// in `root`; the server's files belong to the superuser, its key private.
+fn make_certificates(root: &Path) -> (PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = run(
+            {
+                let mut cmd = Command::new("openssl");
+                cmd.args(args).current_dir(root);
+                cmd
+            },
+            "openssl",
+        );
+        assert!(
+            out.status.success(),
+            "openssl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    for (name, subject) in [
+        ("ca", "/CN=memcore test CA"),
+        ("other-ca", "/CN=another CA"),
+    ] {
+        let mut args = vec!["req", "-x509", "-days", "2", "-subj", subject];
+        args.extend(ec);
+        let (key, cert) = (format!("{name}.key"), format!("{name}.pem"));
+        args.extend(["-keyout", &key, "-out", &cert]);
+        openssl(&args);
+    }
+    let mut args = vec!["req", "-subj", "/CN=localhost", "-keyout", "server.key"];
+    args.extend(ec);
+    args.extend(["-out", "server.csr"]);
+    openssl(&args);
+    std::fs::write(
+        root.join("server.ext"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("write the certificate's extensions");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.pem",
+    ]);
+    let key = root.join("server.key");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("make the key private");
+    if running_as_root() {
+        let uid = id(&["-u", SUPERUSER]).parse().expect("postgres uid");
+        for file in ["server.key", "server.pem"] {
+            std::os::unix::fs::chown(root.join(file), Some(uid), None).expect("chown");
+        }
+    }
+    (root.join("ca.pem"), root.join("other-ca.pem"))
+}
+
+/// Start a cluster; with `tls`, one taking TCP connections over TLS only,
+/// and the PEM files of its CA and of another CA.
+fn start(bindir: &Path, tls: bool) -> (Cluster, Option<(PathBuf, PathBuf)>) {
     let root = std::env::temp_dir().join(format!(
         "memcore-pg-rust-{}-{}",
         std::process::id(),
@@ -178,12 +310,26 @@ fn start(bindir: &Path) -> Cluster {
         String::from_utf8_lossy(&out.stderr)
     );
     start_watchdog(bindir, &root, &data);
+    let cas = tls.then(|| make_certificates(&root));
+    let mut server_options = String::new();
+    if tls {
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\n\
+             hostssl all all ::1/128 trust\n",
+        )
+        .expect("write pg_hba.conf");
+        server_options = format!(
+            " -c ssl=on -c ssl_cert_file={0}/server.pem -c ssl_key_file={0}/server.key",
+            root.display()
+        );
+    }
     let log = root.join("server.log");
     let mut last_log = String::new();
     for _ in 0..3 {
         let port = free_port();
         let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {}",
+            "-c listen_addresses=127.0.0.1 -p {port} -k {}{server_options}",
             root.display()
         );
         let out = run(
@@ -205,7 +351,7 @@ fn start(bindir: &Path) -> Cluster {
             "pg_ctl start",
         );
         if out.status.success() {
-            return Cluster { root, port };
+            return (Cluster { root, port }, cas);
         }
         last_log = std::fs::read_to_string(&log).unwrap_or_default();
     }

@@ -276,7 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         "--vector-share",
         type=float,
         default=0.5,
-        help="the vector's share of the non-graph weight in the LoCoMo rules (the default's)",
+        help="the vector's share of the non-graph weight for isolated memories (recall's)",
+    )
+    parser.add_argument(
+        "--turn-vector-share",
+        type=float,
+        default=0.3,
+        help="the same for the turn-path stand-in (Weights::TURNS, retrieve_context's)",
     )
     parser.add_argument(
         "--turn-grid",
@@ -296,13 +302,16 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *cosqa_table(cosqa_queries(args.cosqa, log)),
     ]
-    for label, turn_keys in (("isolated memories", False), ("turn-path stand-in", True)):
+    for label, turn_keys, share in (
+        ("isolated memories", False, args.vector_share),
+        ("turn-path stand-in", True, args.turn_vector_share),
+    ):
         queries = locomo_queries(args.locomo, turn_keys=turn_keys)
         out += [
             "",
             f"### LoCoMo, {label}: R@1 R@5 R@10 (all, per conversation), R@10 per category",
             "",
-            *locomo_table(queries, args.vector_share),
+            *locomo_table(queries, share),
         ]
     print("\n".join(out))
     return 0

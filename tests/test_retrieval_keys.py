@@ -32,6 +32,40 @@ def test_a_turn_is_found_through_the_turns_before_it(mem: memcore.Memory) -> Non
     assert by_id["answer"].user_text == "Yes, last Saturday!"  # the hit is the turn itself
 
 
+def test_a_turn_outranks_the_turns_after_it_on_its_own_words(mem: memcore.Memory) -> None:
+    # The two turns after the answer hold its words in their keys too, and theirs are
+    # shorter: counted once, the turn's own text lost to "Cool." (its key the shortest).
+    mem.record_turn("s1", "Morning!", turn_id="t0")
+    mem.record_turn("s1", "Hi, how was your weekend?", turn_id="t1")
+    mem.record_turn("s1", "We adopted a greyhound from the shelter.", turn_id="answer")
+    mem.record_turn("s1", "Wow.", turn_id="t3")
+    mem.record_turn("s1", "Cool.", turn_id="t4")
+    found = _turn_ids(mem.retrieve_context("greyhound", limit=5))
+    assert found[0] == "answer"
+    assert set(found) == {"answer", "t3", "t4"}
+
+
+def test_turns_lean_on_their_keys_more_than_memories_do(mem: memcore.Memory) -> None:
+    # One turn the query's vector points at, one that holds the query's word with a
+    # vector pointing away. recall's default weights pick the first; a turn's key
+    # (its words, weighted, and its context) weighs more in retrieve_context.
+    query = unit(1)
+    near = query * 0.9 + unit(2) * 0.1
+    at = datetime(2023, 5, 8, 14, tzinfo=UTC)
+    mem.record_turn("a", "We talked about the weather", turn_id="near", vector=near, at=at)
+    mem.record_turn("b", "We adopted a greyhound", turn_id="word", vector=-query, at=at)
+    for i in range(10):
+        mem.record_turn(f"c{i}", f"small talk number {i}", vector=unit(10 + i), at=at)
+    result = mem.retrieve_context("greyhound", limit=3, vector=query, recency_half_life_days=36_500)
+    assert _turn_ids(result)[:2] == ["word", "near"]
+    # The same texts and vectors as memories: the default weights rank the other way.
+    by_vector = mem.store_memory("We talked about the weather", vector=near).id
+    mem.store_memory("We adopted a greyhound", vector=-query)
+    for i in range(10):
+        mem.store_memory(f"small talk number {i}", vector=unit(10 + i))
+    assert mem.recall("greyhound", 3, vector=query)[0].memory.id == by_vector
+
+
 def test_the_window_stays_in_its_conversation(mem: memcore.Memory) -> None:
     mem.record_turn("a", "The greyhound came home with us.", turn_id="t1")
     mem.record_turn("b", "Unrelated small talk.", turn_id="t1")

@@ -14,8 +14,11 @@ Sections 8.1-8.3 of benches/results/quality-experiments.md are this script's out
 
 LoCoMo runs twice: isolated memories (a memory per turn, as ``recall`` sees them) and a
 stand-in of the turn path (each memory's text is the key ``record_turn`` gives a turn: its
-day, the two turns before it in its session and its own text; its vector embeds the day
-and its own text).
+day, the two turns before it in its session and its own text, ``TURN_OWN_WEIGHT`` times;
+its vector embeds the day and its own text).
+
+``--turn-grid`` instead scores the turn-path stand-in for each weight of a turn's own text
+in its key and each vector share, per conversation (section 11 of the experiments).
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ CLIP = 6.0
 DEPTH = 50
 #: (vector, BM25, graph) weightings whose top 50s make up a query's candidates.
 POOL_WEIGHTS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), None)
+#: Times a turn's own text is in its BM25 key (TURN_OWN_WEIGHT in
+#: rust/memcore/src/store/conversations.rs).
+TURN_OWN_WEIGHT = 3
 
 
 @dataclass
@@ -154,7 +160,9 @@ def cosqa_queries(folder: Path, log: Callable[[str], None]) -> list[Query]:
     return out
 
 
-def locomo_queries(path: Path, *, turn_keys: bool) -> list[Query]:
+def locomo_queries(
+    path: Path, *, turn_keys: bool, own_weight: int = TURN_OWN_WEIGHT
+) -> list[Query]:
     import memcore
     from memcore import _core
 
@@ -167,7 +175,8 @@ def locomo_queries(path: Path, *, turn_keys: bool) -> list[Query]:
             at = int(t.at(position[t.session]).timestamp() * 1_000_000)
             before = [u.content for u in conv.turns[max(0, i - 2) : i] if u.session == t.session]
             day = _core.turn_vector_text(at, "").strip()
-            texts.append("\n".join([day, *before, t.content]) if turn_keys else t.content)
+            own = [t.content] * own_weight
+            texts.append("\n".join([day, *before, *own]) if turn_keys else t.content)
             vector_texts.append(_core.turn_vector_text(at, t.content) if turn_keys else t.content)
         passages = embedding_cache.embed(vector_texts, "passage", label=conv.sample_id)
         questions = embedding_cache.embed([q.text for q in conv.questions], "query", label="qs")
@@ -237,6 +246,28 @@ def locomo_table(queries: list[Query], vector_share: float) -> list[str]:
     return lines
 
 
+def turn_grid(path: Path, own_weights: tuple[int, ...], shares: tuple[float, ...]) -> list[str]:
+    """The turn-path stand-in per own-text weight and vector share: R@1 R@5 R@10 per
+    conversation (their sum picks a cell on one conversation, read on the other) and
+    multi-hop R@10."""
+    metrics = ("R@1", "R@5", "R@10")
+    lines: list[str] = []
+    for own in own_weights:
+        queries = locomo_queries(path, turn_keys=True, own_weight=own)
+        groups = sorted({q.group for q in queries})
+        if not lines:
+            lines = [
+                "| own text x | vector share | all | " + " | ".join(groups) + " | multi-hop R@10 |",
+                "|---" * (4 + len(groups)) + "|",
+            ]
+        for share in shares:
+            means = score(queries, RULES["z-scores (shipped)"], 1 - share, (1, 5, 10))
+            cells = [_cells(means[k], metrics) for k in ["all", *groups]]
+            multi = f"{100 * means['multi-hop']['R@10']:.1f}"
+            lines.append(f"| {own} | {share} | " + " | ".join(cells) + f" | {multi} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.quality.fusion_lab")
     parser.add_argument("--cosqa", type=Path, default=DEFAULT_COSQA)
@@ -245,9 +276,23 @@ def main(argv: list[str] | None = None) -> int:
         "--vector-share",
         type=float,
         default=0.5,
-        help="the vector's share of the non-graph weight in the LoCoMo rules (the default's)",
+        help="the vector's share of the non-graph weight for isolated memories (recall's)",
+    )
+    parser.add_argument(
+        "--turn-vector-share",
+        type=float,
+        default=0.3,
+        help="the same for the turn-path stand-in (Weights::TURNS, retrieve_context's)",
+    )
+    parser.add_argument(
+        "--turn-grid",
+        action="store_true",
+        help="only the turn-path stand-in, per own-text weight (1-4) and vector share",
     )
     args = parser.parse_args(argv)
+    if args.turn_grid:
+        print("\n".join(turn_grid(args.locomo, (1, 2, 3, 4), (0.3, 0.35, 0.4, 0.5))))
+        return 0
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -257,13 +302,16 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *cosqa_table(cosqa_queries(args.cosqa, log)),
     ]
-    for label, turn_keys in (("isolated memories", False), ("turn-path stand-in", True)):
+    for label, turn_keys, share in (
+        ("isolated memories", False, args.vector_share),
+        ("turn-path stand-in", True, args.turn_vector_share),
+    ):
         queries = locomo_queries(args.locomo, turn_keys=turn_keys)
         out += [
             "",
             f"### LoCoMo, {label}: R@1 R@5 R@10 (all, per conversation), R@10 per category",
             "",
-            *locomo_table(queries, args.vector_share),
+            *locomo_table(queries, share),
         ]
     print("\n".join(out))
     return 0

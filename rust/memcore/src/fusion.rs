@@ -61,6 +61,19 @@ impl Weights {
         bm25: 0.275,
         ppr: 0.45,
     };
+    /// Conversation turns' weights (`retrieve_context`): the graph's share as
+    /// in [`Weights::TUNED`], the vector 0.3 of the rest. A turn's BM25 key
+    /// holds its own words (weighted) and the turns before it, so it carries
+    /// more of what a turn is about than a fact's key does. Chosen together
+    /// with [`crate::store::conversations::TURN_OWN_WEIGHT`] by
+    /// leave-one-conversation-out on LoCoMo: the folds picked 0.4 and 0.3, and
+    /// 0.3 is the pick no worse than the old weights on the other fold
+    /// (`benches/results/quality-experiments.md`, section 11).
+    pub const TURNS: Weights = Weights {
+        vector: 0.165,
+        bm25: 0.385,
+        ppr: 0.45,
+    };
     /// The first design's weights, kept as a named preset.
     pub const DESIGN: Weights = Weights {
         vector: 0.40,

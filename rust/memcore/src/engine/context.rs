@@ -19,6 +19,7 @@ use super::query::SearchQuery;
 use super::search::{MAX_RESULTS, RecallOptions};
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::{Error, Result};
+use crate::fusion::{FusionMode, Weights};
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
 use crate::store::conversations::{self as conv, Turns};
@@ -213,7 +214,10 @@ impl Engine {
                 &query,
                 request.query,
                 request.vector,
-                &RecallOptions::default(),
+                &RecallOptions {
+                    weights: Weights::TURNS,
+                    mode: FusionMode::ZScore,
+                },
             )?;
             let n = hits.len() as f64;
             for hit in &hits {

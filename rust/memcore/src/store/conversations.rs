@@ -167,9 +167,20 @@ pub fn turns_of(
 /// two before it; leave-one-conversation-out picked two on both folds.
 pub const TURN_CONTEXT: i64 = 2;
 
+/// How many times a turn's own text counts in its search text, against once
+/// for each neighbour: the neighbours say what an answer is about, but the
+/// turn's own words say what it holds. Counted once, a neighbour's words
+/// weighed as much as the turn's own, and a question about one turn matched
+/// the two after it as well as the turn itself. Leave-one-conversation-out on
+/// LoCoMo picked three on both folds, with turns' own fusion weights
+/// ([`crate::fusion::Weights::TURNS`]); retrieve_context R@1 rose 3.5
+/// points (`benches/results/quality-experiments.md`, section 11).
+pub const TURN_OWN_WEIGHT: usize = 3;
+
 /// What a turn is found by (BM25): the day it happened, the user texts of the
-/// [`TURN_CONTEXT`] turns before it in its conversation, and its own user text.
-/// A hit is still the turn itself with its own text; only the key is wider.
+/// [`TURN_CONTEXT`] turns before it in its conversation, and its own user text
+/// ([`TURN_OWN_WEIGHT`] times). A hit is still the turn itself with its own
+/// text; only the key is wider.
 /// One definition for recording, rebuilding and restoring, so a rebuilt index
 /// equals the one built live.
 pub fn turn_search_text(
@@ -196,8 +207,10 @@ pub fn turn_search_text(
         text.push('\n');
         text.push_str(&r.get::<_, String>(0)?);
     }
-    text.push('\n');
-    text.push_str(user_text);
+    for _ in 0..TURN_OWN_WEIGHT {
+        text.push('\n');
+        text.push_str(user_text);
+    }
     Ok(text)
 }
 

@@ -298,7 +298,10 @@ mod tests {
         let third = &turns[2];
         let expected = turn_search_text(&conn, "ns", "c1", 2, third.created_at, "third").unwrap();
         assert_eq!((key, text.as_str()), (13, expected.as_str()));
-        assert!(text.ends_with("\nfirst\nsecond\nthird"), "{text}");
+        assert!(
+            text.ends_with("\nfirst\nsecond\nthird\nthird\nthird"),
+            "{text}"
+        );
         assert_eq!(vector, Some(vec![2.0, 1.0]));
         assert!(index_doc::<Turns>(&conn, "missing").unwrap().is_none());
     }

@@ -38,9 +38,13 @@ use writing::Writing;
 pub type ScopedTerms = Arc<[String]>;
 
 const KEY: &str = "key";
-/// The scoped terms (named apart from the unscoped layout's `body`, so an
-/// index of that layout fails the schema check on open and is rebuilt).
-const BODY: &str = "terms";
+/// The scoped terms. The name carries the layout of what a document's text
+/// holds: an index whose field is named otherwise fails the schema check on
+/// open and is rebuilt from the store. It was `body` before terms were scoped,
+/// `terms` before a turn's own text counted three times in its key
+/// (`store::conversations::TURN_OWN_WEIGHT`); rename it again when a key's
+/// definition changes, so no index mixes old keys with new ones.
+const BODY: &str = "terms_v2";
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))

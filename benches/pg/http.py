@@ -2,12 +2,17 @@
 (``python -m memcore.mcp --transport http --database-url …``), the same client sessions
 calling recall and search_memories for a fixed time, spread evenly over the nodes.
 
+A node answers /healthz before its replica is built and indexed (the store opens in the
+background), so each node is first left until its process has gone idle: otherwise the
+second node's bootstrap would be timed as part of the load.
+
 The clients are asyncio sessions of the official SDK in this process; on a machine with
 few cores they, the servers and PostgreSQL share the same CPUs, which the report says.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -30,6 +35,34 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_idle(pid: int, timeout: float = 1_800.0) -> None:
+    """Until the process used under 5% of a core over two seconds (built and indexed)."""
+    deadline = time.monotonic() + timeout
+    before = _cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(2.0)
+        now = _cpu_seconds(pid)
+        if now - before < 0.1:
+            return
+        before = now
+    raise RuntimeError(f"node {pid} still busy after {timeout:.0f} s")
+
+
+async def _touch(url: str) -> None:
+    """One call, so the node opens its store (in the background until asked)."""
+    async with (
+        httpx2.AsyncClient(timeout=600) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        await client.call_tool("search_memories", {"query": _QUERIES[0]})
 
 
 @contextmanager
@@ -62,6 +95,8 @@ def _server(url: str, home: Path) -> Any:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"node not healthy after 600 s; see {home}/server.log")
             time.sleep(0.2)
+        anyio.run(_touch, f"{base}/mcp")
+        _wait_idle(proc.pid)
         yield f"{base}/mcp"
     finally:
         proc.terminate()

@@ -122,11 +122,13 @@ def start_times(url: str, work: Path, corpus: Corpus, n: int, tail: int) -> dict
         fill(s, corpus, n)
         settle(s)
     build_s = time.perf_counter() - built
+    print(f"start: {n:,} memories built and indexed in {build_s:.0f} s", flush=True)
 
     started = time.perf_counter()
     f = node(url, work / "f")
     fresh_open = time.perf_counter() - started
     f_settled = fresh_open + settle(f)
+    print(f"start: a new node opened in {fresh_open:.1f} s, indexed in {f_settled:.0f} s")
     texts, vectors = corpus.texts(tail), corpus.vectors(tail)
     for i in range(tail):
         f.store_memory(texts[i], vector=vectors[i])

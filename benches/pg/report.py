@@ -66,15 +66,19 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "for the record",
         ),
         (
-            f"reads over HTTP, {web['clients']} client sessions (recall, search_memories): "
-            "one node / two nodes",
+            f"reads over HTTP, {web['clients']} client sessions (recall, search_memories; "
+            "median of 3 alternating rounds): one node / two nodes",
             "–",
             f"{web['one_node']['calls_per_second']:.0f} / "
             f"{web['two_nodes']['calls_per_second']:.0f} calls/s "
-            f"({web['one_node']['errors'] + web['two_nodes']['errors']} errors)",
+            f"({_errors(web)} errors)",
             "more with two",
         ),
     ]
+
+
+def _errors(web: dict[str, Any]) -> int:
+    return sum(int(r["errors"]) for done in web["rounds"].values() for r in done)
 
 
 def render(r: dict[str, Any]) -> str:

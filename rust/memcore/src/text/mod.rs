@@ -317,9 +317,10 @@ impl TextIndex {
     /// A lone segment holding deletions is rewritten too: BM25's statistics
     /// count a deleted document until its segment is rewritten, so without
     /// this a node that indexed and then deleted a document scores every
-    /// query differently from one that never saw it (tests/reliability/
-    /// test_pg_nodes.py compares a restarted node with a new one). Searches
-    /// see the merged segment at once, not only after the next commit.
+    /// query differently from one that never saw it
+    /// (`tests/reliability/test_pg_nodes.py` compares a restarted node with a
+    /// new one). Searches see the merged segment at once, not only after the
+    /// next commit.
     pub fn merge_segments(&self) -> Result<()> {
         let metas = self
             .index

@@ -425,9 +425,11 @@ fn compact(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<CompactRe
             p.vector_dirty += 1;
         }
     }
+    // Commit what is queued before merging: a deletion still queued would
+    // land on the merged segment afterwards and stay in BM25's statistics.
+    checkpoint(indexes, p, true)?;
     indexes.text.merge_segments()?;
     report.text_merged = true;
-    checkpoint(indexes, p, true)?;
     Ok(report)
 }
 
@@ -436,6 +438,7 @@ mod tests {
     use super::*;
     use crate::engine::health::REBUILD_MARKER;
     use crate::vector::HnswParams;
+    use std::path::Path;
 
     fn add(indexes: &Indexes, key: u64, text: &str) -> Job {
         Job::Add {
@@ -446,6 +449,49 @@ mod tests {
             to_text: true,
             to_vectors: true,
         }
+    }
+
+    #[test]
+    fn compaction_purges_a_deletion_still_queued() {
+        let score = |indexes: &Indexes| {
+            let scopes = ["s".to_owned()];
+            indexes.text.search("falcon", &scopes, 5, |_| true).unwrap()
+        };
+        let open = |dir: &Path| {
+            let params = HnswParams::default();
+            let (ix, t, v) = Indexes::open(dir, "english", Some(4), params, false).unwrap();
+            let ix = Arc::new(ix);
+            let indexer = Indexer::start(ix.clone(), t, v, 1);
+            (ix, indexer)
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (indexes, indexer) = open(dir.path());
+        for key in 1..=3 {
+            indexer.send(add(&indexes, key, "falcon launch"));
+        }
+        indexer.send(add(&indexes, 4, "weather report"));
+        indexer.flush().unwrap();
+        indexer.send(Job::Retire {
+            seq: 5,
+            key: 3,
+            to_text: true,
+            to_vectors: true,
+        });
+        indexer.compact(true).unwrap();
+
+        let clean_dir = tempfile::tempdir().unwrap();
+        let (clean, clean_indexer) = open(clean_dir.path());
+        for (key, text) in [
+            (1, "falcon launch"),
+            (2, "falcon launch"),
+            (4, "weather report"),
+        ] {
+            clean_indexer.send(add(&clean, key, text));
+        }
+        clean_indexer.flush().unwrap();
+        assert_eq!(score(&indexes), score(&clean));
+        indexer.stop();
+        clean_indexer.stop();
     }
 
     #[test]

@@ -339,7 +339,9 @@ def test_a_range_node_serves_only_its_buckets(pg_database: str, tmp_path: Path) 
         assert [h.memory.content for h in node.search_text("zebra", namespace="tenant-a")] == [
             "tenant-a keeps a zebra"
         ]
-        assert node.search_text("zebra", namespace="tenant-b") == []
+        # Another tenant's reads are refused like its writes, not answered empty.
+        with pytest.raises(InvalidParameterError, match="does not serve namespace"):
+            node.search_text("zebra", namespace="tenant-b")
         with pytest.raises(InvalidParameterError, match="does not serve namespace"):
             node.store_memory("not mine", namespace="tenant-b")
     with pytest.raises(InvalidParameterError, match="not both"):

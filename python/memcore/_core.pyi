@@ -1210,6 +1210,8 @@ class Engine:
         """Whether this engine is a node of a PostgreSQL database."""
     def last_write_position(self) -> tuple[str, int] | None:
         """`(namespace, seq)` of the calling thread's last write on this engine."""
+    def check_served(self, namespace: str) -> None:
+        """Raise InvalidParameterError for a namespace this node does not serve."""
     def applied_seq(self, namespace: str) -> int:
         """The last seq of `namespace` this node applied (0 on SQLite)."""
     def wait_for_seq(self, namespace: str, min_seq: int, timeout: float = 2.0) -> int:

@@ -164,6 +164,10 @@ class Memory(
             namespaces=None if namespaces is None else list(namespaces),
             namespace_range=namespace_range,
         )
+        # A node serving some namespaces refuses the others on every call, reads too.
+        self._serves_subset = database_url is not None and (
+            namespaces is not None or namespace_range is not None
+        )
         # Damaged index files set aside at open, rebuilds under way: say so once.
         for warning in self._engine.index_status().warnings:
             _log.warning("%s: %s", data_dir, warning)

@@ -211,12 +211,6 @@ def test_a_subset_node_refuses_writes_and_waits_for_other_tenants(
     assert full.ok("count", namespace="tenant-a")["count"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not built yet: a subset node refuses only writes and min_seq waits for other "
-    "tenants; its reads answer from its replica, which holds every namespace because the "
-    "bootstrap copies them all (rust/memcore/src/pg/bootstrap.rs)",
-)
 def test_a_subset_node_refuses_reads_for_other_tenants(
     pg_database: str, tmp_path: Path, nodes: ExitStack
 ) -> None:

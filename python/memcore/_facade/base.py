@@ -44,10 +44,21 @@ class FacadeBase:
     _engine: Engine
     _namespace: str
     _embeddings: EmbeddingService | None
+    # A PostgreSQL node serving only some namespaces (memory.py sets it): the
+    # others are refused, so a tenant routed to the wrong node gets an error
+    # naming the fix instead of an empty store.
+    _serves_subset: bool = False
 
     def _ns(self, namespace: str | None) -> str:
-        """The namespace of a call: the given one, else the instance default."""
-        return self._namespace if namespace is None else namespace
+        """The namespace of a call: the given one, else the instance default.
+
+        Raises:
+            InvalidParameterError: A node serving some namespaces, not this one.
+        """
+        name = self._namespace if namespace is None else namespace
+        if self._serves_subset:
+            self._engine.check_served(name)
+        return name
 
     def _passage_vector(self, text: str, vector: VectorLike | None) -> Vector | None:
         """The vector to store with `text`: the one given, else an embedding,

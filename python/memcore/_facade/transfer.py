@@ -113,6 +113,8 @@ def export_store(
         progress: Called with (kind, records written) after each page.
     """
     engine = native_engine(memory)
+    if namespace is not None:
+        engine.check_served(namespace)  # a subset node: not an empty export of another's
     kinds = list(engine.export_kinds())
     identity = engine.embedding_identity()
     header = {

@@ -84,6 +84,16 @@ impl PyEngine {
         Ok(take_last_write(&engine).map(|p| (p.namespace, p.seq)))
     }
 
+    /// Refuse a namespace this node does not serve (a node serving some
+    /// namespaces); nothing on SQLite or a node serving them all.
+    ///
+    /// Raises:
+    ///     InvalidParameterError: Not served here (route the request to a node
+    ///         that serves it).
+    fn check_served(&self, namespace: &str) -> BindResult<()> {
+        Ok(self.engine()?.check_served(namespace)?)
+    }
+
     /// The last seq of `namespace` this node applied (0 on SQLite).
     fn applied_seq(&self, namespace: &str) -> PyResult<i64> {
         Ok(self.engine()?.applied_seq(namespace))

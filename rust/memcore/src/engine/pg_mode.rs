@@ -115,6 +115,16 @@ impl Engine {
         self.pg.is_some()
     }
 
+    /// Refuse (`INVALID_PARAMETER`) a namespace this node does not serve, so
+    /// a read routed to the wrong node is an error, not an empty answer. A
+    /// SQLite store, or a node serving every namespace, serves them all.
+    pub fn check_served(&self, namespace: &str) -> Result<()> {
+        match &self.pg {
+            Some(node) => node.follower.check_served(namespace),
+            None => Ok(()),
+        }
+    }
+
     /// The last seq this node applied in `namespace` (0: none; always 0 on
     /// a SQLite store).
     pub fn applied_seq(&self, namespace: &str) -> i64 {

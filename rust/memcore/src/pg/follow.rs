@@ -51,6 +51,22 @@ impl Namespaces {
         }
     }
 
+    /// `INVALID_PARAMETER` for a namespace this node does not serve: the one
+    /// refusal of reads, writes and `min_seq` waits alike, so a tenant sent
+    /// to the wrong node is told so instead of seeing an empty store.
+    pub fn check(&self, namespace: &str) -> Result<()> {
+        if self.serves(namespace) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "namespace",
+            format!(
+                "This node does not serve namespace {namespace:?}; send the request to a node \
+                 that does (route by token)."
+            ),
+        ))
+    }
+
     /// The served namespaces among the heads of the log (every namespace
     /// ever written has one), with their heads, read in `client`'s snapshot.
     pub(super) fn heads(&self, client: &mut impl GenericClient) -> Result<Vec<(String, i64)>> {
@@ -174,6 +190,11 @@ impl Follower {
         self.shared.positions.lock().clone()
     }
 
+    /// Refuse a namespace this node does not serve (`Namespaces::check`).
+    pub fn check_served(&self, namespace: &str) -> Result<()> {
+        self.shared.namespaces.check(namespace)
+    }
+
     /// The last failure (a lost connection, a failed apply) since the
     /// follower last made progress, for status reports.
     pub fn last_error(&self) -> Option<String> {
@@ -185,15 +206,7 @@ impl Follower {
     /// bound: `RESOURCE_BUSY`, never a read of older data. A namespace this
     /// node does not serve: `INVALID_PARAMETER`.
     pub fn wait_for(&self, namespace: &str, seq: i64, timeout: Duration) -> Result<i64> {
-        if !self.shared.namespaces.serves(namespace) {
-            return Err(Error::invalid(
-                "namespace",
-                format!(
-                    "This node does not serve namespace {namespace:?}; send the request to \
-                     a node that does (route by token)."
-                ),
-            ));
-        }
+        self.shared.namespaces.check(namespace)?;
         let deadline = Instant::now() + timeout;
         let mut positions = self.shared.positions.lock();
         loop {

@@ -250,7 +250,7 @@ impl Shipper {
         }
         let mut names = names.into_iter();
         let (first, second) = (names.next(), names.next());
-        if let Some(second) = second {
+        if let (Some(first), Some(second)) = (first, second) {
             return Err(Error::invalid(
                 "namespace",
                 format!(
@@ -260,15 +260,7 @@ impl Shipper {
             ));
         }
         let Some(name) = first else { return Ok(None) };
-        if !self.namespaces.serves(name) {
-            return Err(Error::invalid(
-                "namespace",
-                format!(
-                    "This node does not serve namespace {name:?}; send the request to a node \
-                     that does (route by token)."
-                ),
-            ));
-        }
+        self.namespaces.check(name)?;
         Ok(Some(name.to_owned()))
     }
 

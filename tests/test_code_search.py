@@ -12,10 +12,13 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import both_backends
 from conftest import MINILM_DIR, require_model
 from memcore._facade.transfer import export_store, import_store
 from memcore.code.chunker import chunk_file
 from memcore.code.indexer import EMBED_MAX_TOKENS, passage_text
+
+pytestmark = both_backends
 
 FILES = {
     "src/numbers.py": (

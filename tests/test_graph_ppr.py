@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import both_backends
+
+pytestmark = both_backends
 
 igraph = pytest.importorskip("igraph")
 

@@ -1,0 +1,121 @@
+"""The two store backends the conformance tests run on (docs/scale-out.md).
+
+A test that takes the `backend` fixture (conftest.py) runs twice, `[sqlite]` and
+`[postgres]`, and opens its stores with `backend.open(path, ...)` instead of
+`Memory(path, ...)`: on SQLite `path` is the data directory, as always; on PostgreSQL
+it is the node's replica folder, and the store's truth is a database of the session's
+throw-away cluster. One path is one store: opening the same path again reopens the same
+database (a restart of the node), another path gets a database of its own.
+
+A module whose tests use the plain `mem` fixture opts in with
+`pytestmark = both_backends`: `mem` is then opened on each backend. A case whose
+behaviour legitimately differs on a node (the node-only rules in docs/scale-out.md)
+keeps running on SQLite and is marked `@sqlite_only("why")`; its postgres run is
+skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcore import Memory
+from pg_cluster import PgCluster
+
+#: The backends' parameter ids, in the order tests run on them.
+NAMES = ("sqlite", "postgres")
+
+#: Opt a module (`pytestmark = both_backends`) or a test into both backends.
+both_backends = pytest.mark.usefixtures("backend")
+
+
+def sqlite_only(reason: str) -> pytest.MarkDecorator:
+    """Run this case on SQLite only; on a PostgreSQL node it is skipped with `reason`,
+    which must say which node-only rule makes the difference."""
+    return pytest.mark.sqlite_only(reason=reason)
+
+
+class DatabasePool:
+    """Databases of the session's cluster, each holding memcore's schema, handed to one
+    test at a time. A fresh one is a copy of `template` (CREATE DATABASE … TEMPLATE,
+    cheaper than migrating an empty one); a used one is emptied (every row but the schema's
+    version deleted) and handed out again. Dropping it instead would cost a
+    checkpoint, seconds on this machine, and keeping them all, gigabytes of disk."""
+
+    def __init__(self, cluster: PgCluster, template: str) -> None:
+        self.cluster = cluster
+        self.template = template
+        self._free: list[str] = []
+
+    def take(self) -> str:
+        """The URL of an empty database for one store."""
+        return self._free.pop() if self._free else self.cluster.create_database(self.template)
+
+    def give_back(self, url: str) -> None:
+        """Empty the database (every node on it closed) and keep it for the next test."""
+        name = url.rsplit("/", 1)[1]
+        # DELETE, not TRUNCATE: a test leaves a handful of rows, and TRUNCATE makes new
+        # files for every table and index (a second per test here). One transaction:
+        # the foreign keys are checked at its end, so the order of the tables is free.
+        self.cluster.psql(
+            name,
+            "DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables "
+            "WHERE schemaname = 'memcore' AND tablename <> 'schema_version' LOOP "
+            "EXECUTE format('DELETE FROM memcore.%I', t); END LOOP; END $$",
+        )
+        self._free.append(url)
+
+
+@dataclass
+class Backend:
+    """Opens `Memory` on one backend; `pool` is None for SQLite."""
+
+    name: str
+    pool: DatabasePool | None = None
+    _databases: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def on_postgres(self) -> bool:
+        return self.pool is not None
+
+    def open(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Memory:
+        """`Memory(path, **options)` on this backend. On PostgreSQL, `path` (or, in
+        local mode, the project's own folder) is the replica and names the database."""
+        if self.pool is None:
+            return Memory(path, **options)
+        if path is None:
+            # Local mode: the replica goes in the project's .memcore folder, wherever the
+            # project is (a project that moved keeps its store).
+            return Memory(self.database("local mode"), **options)
+        return Memory(self.database(str(Path(path).resolve())), replica_dir=path, **options)
+
+    def query(self, path: str | os.PathLike[str], sql: str) -> list[list[str]]:
+        """Rows of `sql` run by psql in the PostgreSQL database of the store at `path`
+        (its truth, not the replica), as text fields; NULL reads as ""."""
+        assert self.pool is not None, "only a PostgreSQL store has a database"
+        name = self.database(str(Path(path).resolve())).rsplit("/", 1)[1]
+        out = self.pool.cluster.psql(name, sql)
+        return [line.split("|") for line in out.splitlines()]
+
+    def store_dir(self, data_dir: Path) -> Path:
+        """Where a store opened on `data_dir` keeps its files: on PostgreSQL without a
+        replica_dir (local mode), the replica is the `replica` folder inside it."""
+        return data_dir / "replica" if self.on_postgres else data_dir
+
+    def database(self, key: str) -> str:
+        """The database URL of the store `key` names, taken from the pool on first use."""
+        assert self.pool is not None
+        if key not in self._databases:
+            self._databases[key] = self.pool.take()
+        return self._databases[key]
+
+    def close(self) -> None:
+        """Hand this test's databases back (its stores are closed by now)."""
+        if self.pool is not None:
+            for url in self._databases.values():
+                self.pool.give_back(url)
+        self._databases.clear()

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from memcore import Memory
+from memcore import Memory, _core
 from pg_cluster import PgCluster
 
 #: The backends' parameter ids, in the order tests run on them.
@@ -77,6 +77,7 @@ class Backend:
     name: str
     pool: DatabasePool | None = None
     _databases: dict[str, str] = field(default_factory=dict, repr=False)
+    _engines: list[_core.Engine] = field(default_factory=list, repr=False)
 
     @property
     def on_postgres(self) -> bool:
@@ -92,6 +93,31 @@ class Backend:
             # project is (a project that moved keeps its store).
             return Memory(self.database("local mode"), **options)
         return Memory(self.database(str(Path(path).resolve())), replica_dir=path, **options)
+
+    def engine(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        node_of: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> _core.Engine:
+        """The native engine (`_core.Engine(path, **options)`) on this backend, closed
+        with the test. On PostgreSQL, `node_of` names another store's path: the engine is
+        then a second node of that store's database, its replica at `path`."""
+        if self.pool is None:
+            assert node_of is None, "a SQLite store has one node"
+            engine = _core.Engine(path, **options)
+        else:
+            url = self.database(str(Path(node_of if node_of is not None else path).resolve()))
+            engine = _core.Engine(path, database_url=url, **options)
+        self._engines.append(engine)
+        return engine
+
+    def cli_store(self, path: Path) -> list[str]:
+        """The `memcore` command's options that open the store at `path`."""
+        if self.pool is None:
+            return ["--data-dir", str(path)]
+        return ["--database-url", self.database(str(path.resolve())), "--data-dir", str(path)]
 
     def query(self, path: str | os.PathLike[str], sql: str) -> list[list[str]]:
         """Rows of `sql` run by psql in the PostgreSQL database of the store at `path`
@@ -114,7 +140,11 @@ class Backend:
         return self._databases[key]
 
     def close(self) -> None:
-        """Hand this test's databases back (its stores are closed by now)."""
+        """Close the engines it opened and hand this test's databases back (its `Memory`
+        stores are closed by now)."""
+        for engine in self._engines:
+            engine.close()
+        self._engines.clear()
         if self.pool is not None:
             for url in self._databases.values():
                 self.pool.give_back(url)

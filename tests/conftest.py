@@ -49,6 +49,17 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     backend.close()
 
 
+@pytest.fixture(scope="module", params=NAMES)
+def module_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """`backend` for a store a whole module shares (one the module fills once)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite")
+        return
+    backend = Backend("postgres", request.getfixturevalue("pg_databases"))
+    yield backend
+    backend.close()
+
+
 @pytest.fixture(scope="session")
 def pg_databases(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> DatabasePool:
     """Databases for the `backend` stores, copied from one that a node migrated once."""

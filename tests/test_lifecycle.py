@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import memcore
-from backends import Backend, both_backends
+from backends import Backend, both_backends, sqlite_only
 from memcore._time import iso
 
 pytestmark = both_backends
@@ -334,6 +334,10 @@ def test_maintenance_keeps_duplicate_version_contents_once(mem: memcore.Memory) 
     assert mem.memory_run_maintenance(namespace="other")["versions_deduplicated"] == 1
 
 
+@sqlite_only(
+    "reads on a node record no access times, so a retrieval hit does not keep a "
+    "conversation from being archived"
+)
 def test_a_recent_retrieval_hit_keeps_an_old_conversation(mem: memcore.Memory) -> None:
     old = datetime.now(UTC) - timedelta(days=40)
     mem.record_turn("rotation", "rotate api keys", "with the vault cli", at=old)

@@ -293,6 +293,22 @@ def test_export_import_round_trip_is_exact(
         assert mem.count_memories(namespace="other") == 1
 
 
+def test_a_node_refuses_an_import_of_several_namespaces_by_name(
+    pg_database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "two.jsonl"
+    with Memory(tmp_path / "sqlite", model=None) as mem:
+        mem.store_memory("a default fact")
+        mem.store_memory("another tenant's fact", namespace="other")
+    assert run(capsys, "export", str(source), "--data-dir", str(tmp_path / "sqlite"))[0] == 0
+    node = ["--database-url", pg_database, "--data-dir", str(tmp_path / "node"), *TEXT_ONLY]
+    status, _, err = run(capsys, "import", str(source), *node)
+    assert status == 1
+    assert 'changes "default", "other" and maybe more. Write each namespace on its own' in err
+    with Memory(pg_database, replica_dir=tmp_path / "node", model=None) as mem:
+        assert mem.count_memories() == 0, "nothing half-written"
+
+
 def test_import_into_a_store_holding_the_ids(
     backend: Backend, filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

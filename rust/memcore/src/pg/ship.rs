@@ -247,7 +247,7 @@ impl Shipper {
         }
         let mut names = names.into_iter();
         let (first, second) = (names.next(), names.next());
-        if let Some(second) = second {
+        if let (Some(first), Some(second)) = (first, second) {
             return Err(Error::invalid(
                 "namespace",
                 format!(

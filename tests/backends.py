@@ -83,16 +83,25 @@ class Backend:
     def on_postgres(self) -> bool:
         return self.pool is not None
 
-    def open(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Memory:
+    def open(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        node_of: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> Memory:
         """`Memory(path, **options)` on this backend. On PostgreSQL, `path` (or, in
-        local mode, the project's own folder) is the replica and names the database."""
+        local mode, the project's own folder) is the replica and names the database;
+        `node_of` names another store's path: this is then another node of that store."""
         if self.pool is None:
+            assert node_of is None, "a SQLite store has one node"
             return Memory(path, **options)
         if path is None:
             # Local mode: the replica goes in the project's .memcore folder, wherever the
             # project is (a project that moved keeps its store).
             return Memory(self.database("local mode"), **options)
-        return Memory(self.database(str(Path(path).resolve())), replica_dir=path, **options)
+        store = node_of if node_of is not None else path
+        return Memory(self.database(str(Path(store).resolve())), replica_dir=path, **options)
 
     def engine(
         self,

@@ -36,8 +36,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(params=NAMES)
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    """The store backend of this run of the test: SQLite, or a node of a fresh
-    PostgreSQL database (skipped, with the reason, where PostgreSQL is missing)."""
+    """The store backend of this run of the test: SQLite, or a node of an empty
+    PostgreSQL database from the pool (skipped, with the reason, where PostgreSQL
+    is missing, and for cases marked sqlite_only)."""
     if request.param == "sqlite":
         yield Backend("sqlite")
         return

@@ -210,3 +210,6 @@ def test_status_created_at_survives_reopening(backend: Backend, data_dir: Path) 
         created = mem.status()["store"]["created_at"]
     with backend.open(data_dir, model=None) as mem:
         assert mem.status()["store"]["created_at"] == created
+    if backend.on_postgres:  # the store's age, not the replica's: the same on a new node
+        with backend.open(data_dir.parent / "new-node", node_of=data_dir, model=None) as node:
+            assert node.status()["store"]["created_at"] == created

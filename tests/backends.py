@@ -17,6 +17,7 @@ skipped with that reason.
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ from pg_cluster import PgCluster
 
 #: The backends' parameter ids, in the order tests run on them.
 NAMES = ("sqlite", "postgres")
+
+#: The `meta` rows that stay on a node: its text index's analyser.
+NODE_META = "SELECT key FROM meta WHERE key = 'text_analyzer'"
 
 #: Opt a module (`pytestmark = both_backends`) or a test into both backends.
 both_backends = pytest.mark.usefixtures("backend")
@@ -141,6 +145,30 @@ class Backend:
         replica_dir (local mode), the replica is the `replica` folder inside it."""
         return data_dir / "replica" if self.on_postgres else data_dir
 
+    def _check_truth(self, replica: Path, url: str) -> None:
+        """Every table of a closed node's replica holds as many rows as PostgreSQL's:
+        each write of the test reached the truth, whatever the test itself checked.
+        The one row a node keeps to itself is its text analyser (`meta`), a setting of
+        its own text index."""
+        assert self.pool is not None
+        if not (replica / "memcore.db").exists():
+            return  # local mode: the replica is inside the project
+        cluster, name = self.pool.cluster, url.rsplit("/", 1)[1]
+        tables = cluster.psql(
+            name,
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'memcore' "
+            "AND tablename NOT IN ('schema_version', 'log', 'log_heads') ORDER BY 1",
+        ).split()
+        counts = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM memcore.{t}" for t in tables)
+        truth = dict(line.split("|") for line in cluster.psql(name, counts).splitlines())
+        db = sqlite3.connect(f"file:{replica / 'memcore.db'}?mode=ro", uri=True)
+        try:
+            local = {t: str(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+            local["meta"] = str(int(local["meta"]) - len(db.execute(NODE_META).fetchall()))
+        finally:
+            db.close()
+        assert local == truth, f"the replica {replica} and PostgreSQL differ: {local} vs {truth}"
+
     def database(self, key: str) -> str:
         """The database URL of the store `key` names, taken from the pool on first use."""
         assert self.pool is not None
@@ -155,6 +183,7 @@ class Backend:
             engine.close()
         self._engines.clear()
         if self.pool is not None:
-            for url in self._databases.values():
+            for key, url in self._databases.items():
+                self._check_truth(Path(key), url)
                 self.pool.give_back(url)
         self._databases.clear()

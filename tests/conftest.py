@@ -1,7 +1,8 @@
 """Shared fixtures: a fresh data directory per test, the real test models
 from ../shared/models (tests that need one skip with a reason when absent;
-the locations live in embeddings_support.models), and a throw-away PostgreSQL
-cluster for the tests that need one (pg_cluster.py)."""
+the locations live in embeddings_support.models), a throw-away PostgreSQL
+cluster for the tests that need one (pg_cluster.py), and the `backend` fixture
+that runs a test on SQLite and on a PostgreSQL node (backends.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy.typing as npt
 import pytest
 
 import memcore
+from backends import NAMES, Backend, DatabasePool
 from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
 from pg_cluster import PgCluster, find_bindir, start_cluster
 
@@ -26,11 +28,55 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): differs on a PostgreSQL node by design (backends.py)"
+    )
+
+
+@pytest.fixture(params=NAMES)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """The store backend of this run of the test: SQLite, or a node of an empty
+    PostgreSQL database from the pool (skipped, with the reason, where PostgreSQL
+    is missing, and for cases marked sqlite_only)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite")
+        return
+    marker = request.node.get_closest_marker("sqlite_only")
+    if marker is not None:
+        pytest.skip(f"on a PostgreSQL node: {marker.kwargs['reason']}")
+    backend = Backend("postgres", request.getfixturevalue("pg_databases"))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def module_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """`backend` for a store a whole module shares (one the module fills once)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite")
+        return
+    backend = Backend("postgres", request.getfixturevalue("pg_databases"))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def pg_databases(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> DatabasePool:
+    """Databases for the `backend` stores, copied from one that a node migrated once."""
+    url = pg_cluster.create_database()
+    with memcore.Memory(url, replica_dir=tmp_path_factory.mktemp("template"), model=None):
+        pass
+    return DatabasePool(pg_cluster, template=url.rsplit("/", 1)[1])
+
+
 @pytest.fixture
-def mem(data_dir: Path) -> Iterator[memcore.Memory]:
+def mem(data_dir: Path, request: pytest.FixtureRequest) -> Iterator[memcore.Memory]:
     """A text-only Memory (no embedding model) on a fresh directory; vectors
-    can still be passed explicitly."""
-    with memcore.Memory(data_dir, model=None) as m:
+    can still be passed explicitly. On both backends when the test asks for
+    `backend` (backends.both_backends), else on SQLite."""
+    backend = request.getfixturevalue("backend") if "backend" in request.fixturenames else None
+    with (backend or Backend("sqlite")).open(data_dir, model=None) as m:
         yield m
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from backends import Backend, sqlite_only
 from memcore import Memory
 from memcore.cli import commands as cli
 from memcore.mcp.auth import digest, load
@@ -222,19 +223,19 @@ def _vector(record: dict[str, Any]) -> npt.NDArray[np.float32]:
 
 
 @pytest.fixture
-def filled(tmp_path: Path) -> Path:
+def filled(backend: Backend, tmp_path: Path) -> Path:
     """A store holding every record type."""
     (tmp_path / "project").mkdir()
-    with Memory(tmp_path / "a", model=None) as mem:
+    with backend.open(tmp_path / "a", model=None) as mem:
         _fill(mem, tmp_path / "project")
     return tmp_path / "a"
 
 
 def test_export_writes_every_record_type(
-    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    backend: Backend, filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "export.jsonl"
-    status, _, err = run(capsys, "export", str(out), "--data-dir", str(filled))
+    status, _, err = run(capsys, "export", str(out), *backend.cli_store(filled))
     assert status == 0 and "from every namespace" in err
     header, records, end = _read(out)
     assert (header["type"], header["format"], header["version"]) == ("header", "memcore-export", 2)
@@ -259,27 +260,28 @@ def test_export_writes_every_record_type(
     assert sorted(o["version"] for o in observations) == [1, 1, 2]
     assert {r["type"] for r in records if "vector_b64" in r} == set()
 
-    status, text, _ = run(capsys, "export", "-", "--namespace", "other", "--data-dir", str(filled))
+    status, text, _ = run(capsys, "export", "-", "--namespace", "other", *backend.cli_store(filled))
     lines = [json.loads(line) for line in text.splitlines()]
     assert status == 0 and lines[0]["namespace"] == "other"
     assert [r.get("content") for r in lines[1:-1]] == ["Somebody else's fact"]
 
 
+@sqlite_only("an import of several namespaces is one write spanning them, refused by name")
 def test_export_import_round_trip_is_exact(
-    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    backend: Backend, filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert run(capsys, "export", str(first), "--data-dir", str(filled))[0] == 0
+    assert run(capsys, "export", str(first), *backend.cli_store(filled))[0] == 0
     status, _, err = run(
-        capsys, "import", str(first), "--data-dir", str(tmp_path / "b"), *TEXT_ONLY
+        capsys, "import", str(first), *backend.cli_store(tmp_path / "b"), *TEXT_ONLY
     )
     assert status == 0, err
     restored = len(_read(first)[1])
     assert f"imported {restored} records, skipped 0" in err
-    assert run(capsys, "export", str(second), "--data-dir", str(tmp_path / "b"))[0] == 0
+    assert run(capsys, "export", str(second), *backend.cli_store(tmp_path / "b"))[0] == 0
     assert _comparable(_read(second)[1]) == _comparable(_read(first)[1])
 
-    with Memory(tmp_path / "b", model=None) as mem:
+    with backend.open(tmp_path / "b", model=None) as mem:
         assert [h.memory.content for h in mem.search_text("user")] == ["User moved to Austin"]
         assert [r.name for r in mem.get_related("Alice", depth=1)] == ["Bob"]
         alice = mem.get_entity("Alice")
@@ -291,12 +293,28 @@ def test_export_import_round_trip_is_exact(
         assert mem.count_memories(namespace="other") == 1
 
 
+def test_a_node_refuses_an_import_of_several_namespaces_by_name(
+    pg_database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "two.jsonl"
+    with Memory(tmp_path / "sqlite", model=None) as mem:
+        mem.store_memory("a default fact")
+        mem.store_memory("another tenant's fact", namespace="other")
+    assert run(capsys, "export", str(source), "--data-dir", str(tmp_path / "sqlite"))[0] == 0
+    node = ["--database-url", pg_database, "--data-dir", str(tmp_path / "node"), *TEXT_ONLY]
+    status, _, err = run(capsys, "import", str(source), *node)
+    assert status == 1
+    assert 'changes "default", "other" and maybe more. Write each namespace on its own' in err
+    with Memory(pg_database, replica_dir=tmp_path / "node", model=None) as mem:
+        assert mem.count_memories() == 0, "nothing half-written"
+
+
 def test_import_into_a_store_holding_the_ids(
-    filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    backend: Backend, filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "export.jsonl"
-    assert run(capsys, "export", str(out), "--data-dir", str(filled))[0] == 0
-    store = ["--data-dir", str(filled), *TEXT_ONLY]
+    assert run(capsys, "export", str(out), *backend.cli_store(filled))[0] == 0
+    store = [*backend.cli_store(filled), *TEXT_ONLY]
     status, _, err = run(capsys, "import", str(out), *store)
     assert status == 1 and "already exists" in err and "lines 2-" in err
     # The advice is spelt as the command line spells it.
@@ -307,12 +325,12 @@ def test_import_into_a_store_holding_the_ids(
     assert f"imported 0 records, skipped {skipped} already present" in err
 
 
-def test_skipped_records_are_not_embedded(tmp_path: Path) -> None:
+def test_skipped_records_are_not_embedded(backend: Backend, tmp_path: Path) -> None:
     """With skip_existing, records the store holds are neither embedded nor counted as
     embedded: the report counts each record once, as restored or as skipped."""
     from memcore._facade.transfer import export_store, import_store
 
-    with Memory(tmp_path / "a", embedder=_letters) as mem:
+    with backend.open(tmp_path / "a", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
         for text in ("User lives in Lisbon", "User likes tea", "User plays chess"):
             mem.store_memory(text)
@@ -364,12 +382,13 @@ def test_every_command_option_and_argument_has_help() -> None:
     assert "examples:" in top and "memcore import --from-reference-server" in top
 
 
-def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
+@sqlite_only("an import of several namespaces is one write spanning them, refused by name")
+def test_vectors_round_trip_or_are_recomputed(backend: Backend, tmp_path: Path) -> None:
     """In process, with a stand-in embedding function (the CLI only loads ONNX models)."""
     from memcore._facade.transfer import export_store, import_store
 
     (tmp_path / "project").mkdir()
-    with Memory(tmp_path / "a", embedder=_letters) as mem:
+    with backend.open(tmp_path / "a", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
         _fill(mem, tmp_path / "project")
         with (tmp_path / "v.jsonl").open("w") as out:
@@ -385,7 +404,7 @@ def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
     np.testing.assert_allclose(_vector(sample), _letters(["User moved to Austin"])[0], atol=1e-6)
 
     # The same model: the file's vectors are kept (none computed).
-    with Memory(tmp_path / "b", embedder=_letters) as mem:
+    with backend.open(tmp_path / "b", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
         with (tmp_path / "v.jsonl").open("rb") as source:
             report = import_store(mem, source)
@@ -404,7 +423,7 @@ def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
             np.testing.assert_allclose(_vector(after), _vector(before), rtol=0, atol=1e-6)
 
     # No vectors in the file: the target's model embeds every record that has a text.
-    with Memory(tmp_path / "c", embedder=_letters) as mem:
+    with backend.open(tmp_path / "c", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
         with (tmp_path / "t.jsonl").open("rb") as source:
             report = import_store(mem, source)
@@ -416,7 +435,7 @@ def test_vectors_round_trip_or_are_recomputed(tmp_path: Path) -> None:
         assert mem.search_nodes("works at initech", limit=1)[0].name == "Alice"
 
     # A text-only store without a model yet takes the file's model, so the vectors fit.
-    with Memory(tmp_path / "d", model=None) as mem:
+    with backend.open(tmp_path / "d", model=None) as mem:
         with (tmp_path / "v.jsonl").open("rb") as source:
             assert import_store(mem, source).embedded == 0
         hits = mem.search(vector=_letters(["Austin moved user"])[0], limit=1)

@@ -14,7 +14,10 @@ import numpy.typing as npt
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from memcore.code.indexer import CHUNKING_VERSION, default_project_id
+
+pytestmark = both_backends
 
 PROBE = "memcore dimension probe"  # the service's probe call, not indexing work
 
@@ -81,8 +84,8 @@ def embedder() -> CountingEmbedder:
 
 
 @pytest.fixture
-def emem(data_dir: Path, embedder: CountingEmbedder) -> Iterator[memcore.Memory]:
-    with memcore.Memory(data_dir, embedder=embedder) as m:
+def emem(backend: Backend, data_dir: Path, embedder: CountingEmbedder) -> Iterator[memcore.Memory]:
+    with backend.open(data_dir, embedder=embedder) as m:
         yield m
 
 
@@ -255,28 +258,30 @@ def test_a_failing_model_falls_back_to_keywords_then_catches_up(
     assert emem.index_project(project, project_id="p").files_indexed == 0
 
 
-def test_a_loading_model_is_waited_for(data_dir: Path, project: Path) -> None:
+def test_a_loading_model_is_waited_for(backend: Backend, data_dir: Path, project: Path) -> None:
     slow = CountingEmbedder(delay=0.5)
-    with memcore.Memory(data_dir, embedder=slow) as m:
+    with backend.open(data_dir, embedder=slow) as m:
         report = m.index_project(project, embed_wait=30)
         assert report.embedded and slow.files(project) == set(PROJECT)
 
 
 def test_a_model_still_loading_after_the_wait_gives_keywords_only(
-    data_dir: Path, project: Path
+    backend: Backend, data_dir: Path, project: Path
 ) -> None:
     slow = CountingEmbedder(delay=1.0)
-    with memcore.Memory(data_dir, embedder=slow) as m:
+    with backend.open(data_dir, embedder=slow) as m:
         report = m.index_project(project, embed_wait=0.05)
         assert not report.embedded and "still loading" in (report.note or "")
         assert m.embeddings is not None and m.embeddings.wait_ready(10)
         assert m.index_project(project).files_indexed == 3  # now with vectors
 
 
-def test_keyword_pass_never_discards_stored_vectors(data_dir: Path, project: Path) -> None:
-    with memcore.Memory(data_dir, embedder=CountingEmbedder()) as m:
+def test_keyword_pass_never_discards_stored_vectors(
+    backend: Backend, data_dir: Path, project: Path
+) -> None:
+    with backend.open(data_dir, embedder=CountingEmbedder()) as m:
         pid = m.index_project(project).project_id
-    with memcore.Memory(data_dir, model=None) as m:
+    with backend.open(data_dir, model=None) as m:
         assert m.index_project(project).files_indexed == 0
         stored = m._engine.indexed_files("default", pid)
     assert all(value.endswith(f":{CHUNKING_VERSION}v") for value in stored.values())
@@ -343,9 +348,11 @@ def test_bm25_after_deletions_with_pending_chunks(mem: memcore.Memory, tmp_path:
     assert {h.name for h in mem.search_code("def", project_id="p")} == {"d_fn", "e_fn"}
 
 
-def test_chunks_are_searchable_after_reopening(data_dir: Path, project: Path) -> None:
-    with memcore.Memory(data_dir, model=None) as m:
+def test_chunks_are_searchable_after_reopening(
+    backend: Backend, data_dir: Path, project: Path
+) -> None:
+    with backend.open(data_dir, model=None) as m:
         m.index_project(project, project_id="p")
         assert [h.name for h in m.search_code("slugify")] == ["slugify"]
-    with memcore.Memory(data_dir, model=None) as m:
+    with backend.open(data_dir, model=None) as m:
         assert [h.name for h in m.search_code("slugify")] == ["slugify"]

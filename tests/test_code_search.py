@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from conftest import MINILM_DIR, require_model
 from memcore._facade.transfer import export_store, import_store
 from memcore.code.chunker import chunk_file
@@ -79,11 +80,13 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[memcore.Memory]:
+def minilm(
+    module_backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[memcore.Memory]:
     """One store with the real model and the project indexed (loading it once per module)."""
     model = require_model(MINILM_DIR)
     base = tmp_path_factory.mktemp("code-search")
-    with memcore.Memory(base / "store", model_path=model) as mem:
+    with module_backend.open(base / "store", model_path=model) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
         report = mem.index_project(write(base / "proj", FILES), project_id="demo")
         assert report.embedded and report.files_indexed == len(FILES)
@@ -159,7 +162,7 @@ def _stored_cosine(mem: memcore.Memory, project_id: str, vector: np.ndarray) -> 
 
 
 def test_code_chunks_are_embedded_at_the_models_training_length(
-    minilm: memcore.Memory, tmp_path: Path
+    module_backend: Backend, minilm: memcore.Memory, tmp_path: Path
 ) -> None:
     assert minilm.embeddings is not None
     project = write(tmp_path / "logs", {"logs.py": LONG_FUNCTION})
@@ -180,7 +183,7 @@ def test_code_chunks_are_embedded_at_the_models_training_length(
         out = io.StringIO()
         export_store(minilm, out)
         lines = [line.encode() for line in out.getvalue().splitlines(keepends=True)]
-        with memcore.Memory(tmp_path / "imported", model_path=MINILM_DIR) as other:
+        with module_backend.open(tmp_path / "imported", model_path=MINILM_DIR) as other:
             assert other.embeddings is not None and other.embeddings.wait_ready(60)
             import_store(other, lines)
             assert _stored_cosine(other, "logs", head) == pytest.approx(1.0, abs=1e-3)
@@ -188,6 +191,7 @@ def test_code_chunks_are_embedded_at_the_models_training_length(
         minilm.delete_project("logs")
 
 
+@both_backends
 def test_identifier_words_match_with_bm25_alone(mem: memcore.Memory, tmp_path: Path) -> None:
     mem.index_project(write(tmp_path / "p", FILES), project_id="demo")
     hits = mem.search_code("user name")
@@ -218,6 +222,7 @@ IDENTIFIER_FILES = {
         ("crc 32 table", "CRC32Table"),  # an acronym, digits, then a word
     ],
 )
+@both_backends
 def test_a_query_matches_through_split_identifiers(
     mem: memcore.Memory, tmp_path: Path, query: str, name: str
 ) -> None:
@@ -237,6 +242,7 @@ def test_a_chunk_is_embedded_without_its_file_line() -> None:
     assert passage_text("x = 1  # file: not a header\n") == "x = 1  # file: not a header\n"
 
 
+@both_backends
 def test_long_chunks_are_cut_in_the_snippet(mem: memcore.Memory, tmp_path: Path) -> None:
     body = "".join(f"    value_{i} = compute_something_long_enough({i})\n" for i in range(100))
     mem.index_project(write(tmp_path / "p", {"big.py": f"def big_function():\n{body}"}))
@@ -245,6 +251,7 @@ def test_long_chunks_are_cut_in_the_snippet(mem: memcore.Memory, tmp_path: Path)
     assert hit.snippet.startswith("def big_function():")
 
 
+@both_backends
 def test_bad_queries(mem: memcore.Memory) -> None:
     for query in ("", "   "):
         with pytest.raises(memcore.InvalidParameterError):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from backends import Backend, both_backends
 from memcore import Memory, StorageError
 
 THREADS = 8
@@ -70,6 +71,7 @@ class Worker:
             self.invalidated.add(target)
 
 
+@both_backends
 def test_many_threads_store_update_list_and_get_at_once(mem: Memory) -> None:
     start = threading.Barrier(THREADS)
     workers = [Worker(f"w{k}") for k in range(THREADS)]
@@ -176,8 +178,8 @@ def test_engine_calls_release_the_gil(
 # -- close under load --------------------------------------------------------------------
 
 
-def test_close_while_threads_are_writing(data_dir: Path) -> None:
-    mem = Memory(data_dir, model=None)
+def test_close_while_threads_are_writing(backend: Backend, data_dir: Path) -> None:
+    mem = backend.open(data_dir, model=None)
     acknowledged: list[list[str]] = [[] for _ in range(4)]
     unexpected: list[BaseException] = []
     running = threading.Barrier(5)
@@ -208,8 +210,11 @@ def test_close_while_threads_are_writing(data_dir: Path) -> None:
     assert unexpected == []
     written = {i for mine in acknowledged for i in mine}
     assert all(acknowledged) and len(written) == sum(map(len, acknowledged))
-    with Memory(data_dir, model=None) as again:
+    with backend.open(data_dir, model=None) as again:
         assert all_ids(again) == written  # every acknowledged write, and nothing else
+    if backend.on_postgres:  # and so does PostgreSQL, the truth a new node is built from
+        with backend.open(data_dir.parent / "new-node", node_of=data_dir, model=None) as node:
+            assert all_ids(node) == written
 
 
 def all_ids(mem: Memory) -> set[str]:

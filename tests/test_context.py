@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from conftest import MINILM_DIR, require_model
+
+pytestmark = both_backends
 
 estimate = memcore._core.Engine.estimate_tokens
 
@@ -111,9 +114,9 @@ def test_count_tokens_without_a_model_is_the_budget_estimate(mem: memcore.Memory
 # -- embeddings ----------------------------------------------------------------------------
 
 
-def test_minilm_finds_a_request_worded_differently(data_dir: Path) -> None:
+def test_minilm_finds_a_request_worded_differently(backend: Backend, data_dir: Path) -> None:
     model = require_model(MINILM_DIR)
-    with memcore.Memory(data_dir, model_path=model) as mem:
+    with backend.open(data_dir, model_path=model) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
         login = mem.record_turn("c1", "fix the login bug", "Fixed the token check.")
         assert login.embedded
@@ -127,7 +130,7 @@ def test_minilm_finds_a_request_worded_differently(data_dir: Path) -> None:
 
 
 @pytest.fixture
-def loading(data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event]]:
+def loading(backend: Backend, data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event]]:
     """A Memory whose custom embedding function blocks until released (status loading)."""
     release = threading.Event()
 
@@ -137,7 +140,7 @@ def loading(data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event]]:
         rows[:, 0] = 1.0
         return rows
 
-    mem = memcore.Memory(data_dir, embedder=embedder, embedding_wait=0)
+    mem = backend.open(data_dir, embedder=embedder, embedding_wait=0)
     try:
         yield mem, release
     finally:

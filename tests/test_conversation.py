@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 import memcore
+from backends import Backend, both_backends
+
+pytestmark = both_backends
 
 
 @pytest.fixture
@@ -26,8 +29,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def local(project: Path) -> Iterator[memcore.Memory]:
-    with memcore.Memory(mode="local", project_root=project, model=None) as m:
+def local(backend: Backend, project: Path) -> Iterator[memcore.Memory]:
+    with backend.open(mode="local", project_root=project, model=None) as m:
         yield m
 
 
@@ -214,9 +217,11 @@ def test_a_reopened_conversation_remembers_its_documents(
     assert [t.user_text for t in local.conversation("c").turns()] == ["read auth"]
 
 
-def test_the_project_moves_and_local_memory_still_works(project: Path, tmp_path: Path) -> None:
+def test_the_project_moves_and_local_memory_still_works(
+    backend: Backend, project: Path, tmp_path: Path
+) -> None:
     with (
-        memcore.Memory(mode="local", project_root=project, model=None) as m,
+        backend.open(mode="local", project_root=project, model=None) as m,
         m.conversation("c1").turn(user="fix the login bug") as turn,
     ):
         turn.read_document("src/auth.py")
@@ -225,8 +230,8 @@ def test_the_project_moves_and_local_memory_still_works(project: Path, tmp_path:
     moved = tmp_path / "elsewhere" / "renamed-project"
     shutil.copytree(project, moved, symlinks=True)
     shutil.rmtree(project)
-    with memcore.Memory(mode="local", project_root=moved, model=None) as m:
-        assert m.path == moved / ".memcore"
+    with backend.open(mode="local", project_root=moved, model=None) as m:
+        assert m.path == backend.store_dir(moved / ".memcore")
         history = m.get_document_history(moved / "src" / "auth.py")
         assert [v.version for v in history.versions] == [1, 2]
         # The file is unchanged since the agent's edit: the same version, not a new one.
@@ -236,11 +241,11 @@ def test_the_project_moves_and_local_memory_still_works(project: Path, tmp_path:
         assert [i.turn.conversation_id for i in context.items] == ["c1"]
 
 
-def test_user_turns_stay_searchable_after_reopen(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model=None) as m:
+def test_user_turns_stay_searchable_after_reopen(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as m:
         m.record_turn("c1", "fix the login bug")
         assert len(m.retrieve_context("login bug").items) == 1
-    with memcore.Memory(data_dir, model=None) as m:
+    with backend.open(data_dir, model=None) as m:
         assert len(m.retrieve_context("login bug").items) == 1
 
 

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from memcore._facade.documents import DELETED_HASH, is_url, normalize_url
+
+pytestmark = both_backends
 
 
 @pytest.fixture
@@ -24,8 +27,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def local(project: Path) -> Iterator[memcore.Memory]:
-    with memcore.Memory(mode="local", project_root=project, model=None) as m:
+def local(backend: Backend, project: Path) -> Iterator[memcore.Memory]:
+    with backend.open(mode="local", project_root=project, model=None) as m:
         yield m
 
 
@@ -39,9 +42,9 @@ def _read(mem: memcore.Memory, conversation: str, path: object) -> memcore.TurnR
 
 
 def test_local_ids_are_relative_posix_and_normalised(
-    local: memcore.Memory, project: Path, monkeypatch: pytest.MonkeyPatch
+    backend: Backend, local: memcore.Memory, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert local.path == project / ".memcore"
+    assert local.path == backend.store_dir(project / ".memcore")
     expected = "src/auth.py"
     assert local.document_id("src/auth.py") == expected
     assert local.document_id("./src/pkg/../auth.py") == expected
@@ -166,10 +169,10 @@ def test_urls_are_normalised(raw: str, canonical: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["global", "local"])
-def test_urls_are_stored_as_is_in_both_modes(tmp_path: Path, mode: str) -> None:
+def test_urls_are_stored_as_is_in_both_modes(backend: Backend, tmp_path: Path, mode: str) -> None:
     root = tmp_path / "p"
     root.mkdir()
-    with memcore.Memory(tmp_path / "d", mode=mode, project_root=root, model=None) as m:  # type: ignore[arg-type]
+    with backend.open(tmp_path / "d", mode=mode, project_root=root, model=None) as m:  # type: ignore[arg-type]
         with m.conversation("c") as conv, conv.turn(user="read the docs") as turn:
             read = turn.read_document("https://Docs.Example.com:443/api#auth", content="v1 docs")
         assert read.path == "https://docs.example.com/api"

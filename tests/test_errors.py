@@ -13,6 +13,7 @@ import pytest
 
 import memcore
 import memcore.errors
+from backends import Backend, both_backends
 from conftest import unit
 from memcore import (
     DimensionMismatchError,
@@ -52,11 +53,11 @@ def state(mem: Memory) -> tuple[int, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+def shared(module_backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     """One store for the long argument tables (opening a store per case is the
     slow part). Each case compares the state before and after itself, so it
     does not need an empty store, only one where failures leave no trace."""
-    with Memory(tmp_path_factory.mktemp("errors") / "store", model=None) as m:
+    with module_backend.open(tmp_path_factory.mktemp("errors") / "store", model=None) as m:
         m.store_memory("fixes the vector dimension at 8", vector=unit(0, 8))
         yield m
 
@@ -91,6 +92,7 @@ def test_the_core_lists_every_documented_code() -> None:
     assert set(_core.ERROR_CODES) == set(CODES.values())
 
 
+@both_backends
 def test_the_facade_checks_the_core_text_limit(mem: Memory) -> None:
     # The facade refuses early (with the size in details) at exactly the core's limit:
     # a text of MAX_TEXT_BYTES is stored, one byte more is not.
@@ -108,6 +110,7 @@ def test_memory_not_found_is_a_not_found() -> None:
     assert len(set(codes)) == len(codes)
 
 
+@both_backends
 def test_error_payload_of_an_engine_error(mem: Memory) -> None:
     with pytest.raises(MemoryNotFoundError) as info:
         mem.get_memory(MISSING)
@@ -120,6 +123,7 @@ def test_error_payload_of_an_engine_error(mem: Memory) -> None:
     json.dumps(payload)
 
 
+@both_backends
 def test_error_payload_of_a_facade_error(mem: Memory) -> None:
     with pytest.raises(InvalidParameterError) as info:
         mem.list_memories(limit=0)
@@ -254,6 +258,7 @@ def test_bad_store_arguments_raise_and_write_nothing(
     assert state(shared) == before
 
 
+@both_backends
 def test_error_messages_name_the_bad_value(mem: Memory) -> None:
     with pytest.raises(InvalidParameterError, match="'fact'"):
         mem.store_memory("x", memory_type="fact")
@@ -295,6 +300,7 @@ def test_unknown_id_raises_memory_not_found(shared: Memory, op: ById, missing: s
 # -- vectors ---------------------------------------------------------------------------
 
 
+@both_backends
 def test_the_first_vector_fixes_the_dimension(mem: Memory) -> None:
     mem.store_memory("eight dims", vector=unit(1, 8))
     before = state(mem)
@@ -305,6 +311,7 @@ def test_the_first_vector_fixes_the_dimension(mem: Memory) -> None:
     mem.store_memory("eight again", vector=unit(3, 8))
 
 
+@both_backends
 def test_wrong_dimension_on_update_changes_nothing(mem: Memory) -> None:
     m = mem.store_memory("eight dims", vector=unit(1, 8)).id
     before = state(mem)
@@ -334,6 +341,7 @@ def test_bad_vectors_raise_and_write_nothing(shared: Memory, case: tuple[Any, st
     assert state(shared) == before
 
 
+@both_backends
 @pytest.mark.parametrize(
     "vector",
     [
@@ -354,6 +362,7 @@ def test_a_rejected_first_vector_does_not_fix_the_dimension(
         mem.store_memory("four dims", vector=unit(1, 4))
 
 
+@both_backends
 def test_a_vector_without_new_content_is_refused(mem: Memory) -> None:
     m = mem.store_memory("fact", vector=unit(1, 8)).id
     before = state(mem)
@@ -465,6 +474,7 @@ def test_empty_instance_namespace_is_refused_before_opening(tmp_path: Path) -> N
     assert not (tmp_path / "store").exists()
 
 
+@both_backends
 def test_an_expiry_before_the_default_valid_from_is_refused(mem: Memory) -> None:
     kept = mem.store_memory("kept").id
     before = state(mem)

@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends, sqlite_only
 from conftest import unit
 from memcore import Memory, MemoryNotFoundError, MemoryRecord, StoreResult
+
+pytestmark = both_backends
 
 ID_PATTERN = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$")
@@ -216,9 +219,11 @@ def test_embeddings_never_appear_in_records(mem: Memory) -> None:
     assert "embed" not in json.dumps(mem.store_memory("x", vector=unit(2, 8)).to_dict())
 
 
-def test_embedding_is_stored_as_normalised_little_endian_f32(data_dir: Path) -> None:
+def test_embedding_is_stored_as_normalised_little_endian_f32(
+    backend: Backend, data_dir: Path
+) -> None:
     raw = np.array([3.0, 4.0, 0.0, 0.0], dtype=np.float32)  # norm 5
-    with Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         with_vector = mem.store_memory("with a vector", vector=raw).id
         text_only = mem.store_memory("text only").id
     db = sqlite3.connect(f"file:{data_dir / 'memcore.db'}?mode=ro", uri=True)
@@ -230,6 +235,9 @@ def test_embedding_is_stored_as_normalised_little_endian_f32(data_dir: Path) -> 
     blob = rows[with_vector]
     assert len(blob) == 16
     assert np.frombuffer(blob, dtype="<f4").tolist() == pytest.approx([0.6, 0.8, 0.0, 0.0])
+    if backend.on_postgres:  # the truth holds the very bytes of the node's replica
+        truth = backend.query(data_dir, "SELECT id, encode(embedding, 'hex') FROM memcore.memories")
+        assert sorted(truth) == sorted([[text_only, ""], [with_vector, blob.hex()]])
 
 
 # -- update ----------------------------------------------------------------------------
@@ -301,6 +309,7 @@ def test_update_metadata_to_none_clears_it(mem: Memory) -> None:
 # -- get records access -----------------------------------------------------------------
 
 
+@sqlite_only("reads on a node record no access times (each would be a shared write)")
 def test_get_records_accessed_at(mem: Memory) -> None:
     m = mem.store_memory("The wifi password is on the fridge").created
     tick()

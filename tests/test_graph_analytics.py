@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 import memcore
+from backends import both_backends
 from test_graph_save import entity, rel, seed_valid_request
+
+pytestmark = both_backends
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend
 
 igraph = pytest.importorskip("igraph")
 
@@ -33,8 +34,10 @@ def random_graph(seed: int, n: int = 300, isolated: int = 30) -> tuple[list[str]
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[memcore.Memory]:
-    with memcore.Memory(tmp_path_factory.mktemp("ppr") / "store", model=None) as mem:
+def store(
+    module_backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[memcore.Memory]:
+    with module_backend.open(tmp_path_factory.mktemp("ppr") / "store", model=None) as mem:
         yield mem
 
 
@@ -114,8 +117,10 @@ def test_ppr_arguments(store: memcore.Memory) -> None:
     assert store.personalized_pagerank(names[0], namespace=ns)[0].to_dict()["name"] == names[0]
 
 
-def test_recall_ranks_a_graph_linked_memory_above_a_lexical_match(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model=None) as mem:
+def test_recall_ranks_a_graph_linked_memory_above_a_lexical_match(
+    backend: Backend, data_dir: Path
+) -> None:
+    with backend.open(data_dir, model=None) as mem:
         mem.save_memory(
             [
                 {

@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 import memcore
+from backends import both_backends
+
+pytestmark = both_backends
 
 SEED_LONG = (
     "This is a very long observation that contains multiple facts and exceeds the maximum "

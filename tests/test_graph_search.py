@@ -12,8 +12,11 @@ import numpy.typing as npt
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from conftest import MINILM_DIR, require_model
 from test_graph_save import entity, rel, seed_valid_request
+
+pytestmark = both_backends
 
 READY_TIMEOUT = 60.0
 
@@ -28,14 +31,14 @@ def bag_of_letters(texts: list[str]) -> npt.NDArray[np.float32]:
     return out + 1e-3
 
 
-def test_save_memory_embeds_everything_in_one_batch(data_dir: Path) -> None:
+def test_save_memory_embeds_everything_in_one_batch(backend: Backend, data_dir: Path) -> None:
     calls: list[list[str]] = []
 
     def recording(texts: list[str]) -> npt.NDArray[np.float32]:
         calls.append(texts)
         return bag_of_letters(texts)
 
-    with memcore.Memory(data_dir, embedder=recording) as mem:
+    with backend.open(data_dir, embedder=recording) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(READY_TIMEOUT)
         calls.clear()
         mem.save_memory(seed_valid_request(), "t1")
@@ -51,14 +54,14 @@ def test_save_memory_embeds_everything_in_one_batch(data_dir: Path) -> None:
         assert len(calls) == 1 and len(calls[0]) == 2
 
 
-def test_graph_writes_wait_for_a_loading_model(data_dir: Path) -> None:
+def test_graph_writes_wait_for_a_loading_model(backend: Backend, data_dir: Path) -> None:
     release = threading.Event()
 
     def slow(texts: list[str]) -> npt.NDArray[np.float32]:
         release.wait(READY_TIMEOUT)
         return bag_of_letters(texts)
 
-    with memcore.Memory(data_dir, embedder=slow, embedding_wait=0) as mem:
+    with backend.open(data_dir, embedder=slow, embedding_wait=0) as mem:
         assert mem.embeddings is not None and mem.embeddings.status == "loading"
         with pytest.raises(memcore.EmbeddingError):
             mem.save_memory(seed_valid_request(), "t1")
@@ -68,11 +71,11 @@ def test_graph_writes_wait_for_a_loading_model(data_dir: Path) -> None:
         assert mem.save_memory(seed_valid_request(), "t1").entities_created == 3
 
 
-def test_a_failed_model_leaves_the_graph_working(data_dir: Path) -> None:
+def test_a_failed_model_leaves_the_graph_working(backend: Backend, data_dir: Path) -> None:
     def broken(texts: list[str]) -> npt.NDArray[np.float32]:
         return np.full((len(texts), 4), np.nan, dtype=np.float32)
 
-    with memcore.Memory(data_dir, embedder=broken) as mem:
+    with backend.open(data_dir, embedder=broken) as mem:
         assert mem.embeddings is not None
         mem.embeddings.wait_ready(READY_TIMEOUT)
         assert mem.embeddings.status == "error"
@@ -96,9 +99,9 @@ def test_search_nodes_without_a_model_is_lexical_and_graph(mem: memcore.Memory) 
         mem.search_nodes("x", limit=51)
 
 
-def test_minilm_finds_an_entity_by_a_paraphrase(data_dir: Path) -> None:
+def test_minilm_finds_an_entity_by_a_paraphrase(backend: Backend, data_dir: Path) -> None:
     folder = require_model(MINILM_DIR)
-    with memcore.Memory(data_dir, model_path=folder) as mem:
+    with backend.open(data_dir, model_path=folder) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(READY_TIMEOUT)
         mem.save_memory(
             [

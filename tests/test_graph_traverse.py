@@ -8,6 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import memcore
+from backends import both_backends
+
+pytestmark = both_backends
 
 
 @pytest.fixture

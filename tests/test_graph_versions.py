@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 
 import memcore
+from backends import both_backends
+
+pytestmark = both_backends
 
 
 @pytest.fixture

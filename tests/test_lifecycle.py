@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends, sqlite_only
 from memcore._time import iso
+
+pytestmark = both_backends
 
 estimate = memcore._core.Engine.estimate_tokens
 
@@ -155,7 +158,9 @@ def test_after_turn_is_exactly_once_under_concurrent_duplicates(mem: memcore.Mem
 
 
 @pytest.fixture
-def gated(data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event, threading.Event]]:
+def gated(
+    backend: Backend, data_dir: Path
+) -> Iterator[tuple[memcore.Memory, threading.Event, threading.Event]]:
     """A Memory whose embedding function, once ready, waits for `release`; `entered` is
     set when a call is waiting, so a test can act while a turn is being processed."""
     entered, release = threading.Event(), threading.Event()
@@ -168,7 +173,7 @@ def gated(data_dir: Path) -> Iterator[tuple[memcore.Memory, threading.Event, thr
         rows[:, 1] = 1.0
         return rows
 
-    with memcore.Memory(data_dir, embedder=embedder) as mem:
+    with backend.open(data_dir, embedder=embedder) as mem:
         try:
             assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
             yield mem, entered, release
@@ -329,6 +334,10 @@ def test_maintenance_keeps_duplicate_version_contents_once(mem: memcore.Memory) 
     assert mem.memory_run_maintenance(namespace="other")["versions_deduplicated"] == 1
 
 
+@sqlite_only(
+    "reads on a node record no access times, so a retrieval hit does not keep a "
+    "conversation from being archived"
+)
 def test_a_recent_retrieval_hit_keeps_an_old_conversation(mem: memcore.Memory) -> None:
     old = datetime.now(UTC) - timedelta(days=40)
     mem.record_turn("rotation", "rotate api keys", "with the vault cli", at=old)

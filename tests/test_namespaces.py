@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from backends import Backend, both_backends
 from memcore import Memory, MemoryNotFoundError, MemoryRecord
+
+pytestmark = both_backends
 
 
 def ids(records: list[MemoryRecord]) -> list[str]:
@@ -31,9 +34,9 @@ def two(mem: Memory) -> dict[str, str]:
 
 
 @pytest.fixture
-def alice(data_dir: Path) -> Iterator[Memory]:
+def alice(backend: Backend, data_dir: Path) -> Iterator[Memory]:
     """A Memory whose default namespace is "alice"."""
-    with Memory(data_dir, model=None, namespace="alice") as m:
+    with backend.open(data_dir, model=None, namespace="alice") as m:
         yield m
 
 
@@ -146,15 +149,17 @@ def test_per_call_namespace_overrides_the_instance_one(alice: Memory) -> None:
     assert ids(alice.get_valid()) == [mine]
 
 
-def test_two_instances_on_one_store_see_only_their_namespace(data_dir: Path) -> None:
-    with Memory(data_dir, model=None, namespace="alice") as a:
+def test_two_instances_on_one_store_see_only_their_namespace(
+    backend: Backend, data_dir: Path
+) -> None:
+    with backend.open(data_dir, model=None, namespace="alice") as a:
         alice_id = a.store_memory("alice's fact").id
-    with Memory(data_dir, model=None, namespace="bob") as b:
+    with backend.open(data_dir, model=None, namespace="bob") as b:
         bob_id = b.store_memory("bob's fact").id
         assert ids(b.list_memories()) == [bob_id]
         with pytest.raises(MemoryNotFoundError):
             b.get_memory(alice_id)
-    with Memory(data_dir, model=None) as default:
+    with backend.open(data_dir, model=None) as default:
         assert default.list_memories() == []
         assert ids(default.list_memories(namespace="alice")) == [alice_id]
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend
 from memcore import _core
 from memcore._time import from_micros, iso, to_micros
 from memcore.records.facts import MemoryRecord, Scores, SearchHit
@@ -407,10 +408,10 @@ def test_code_hits_are_native(tmp_path: Path) -> None:
     _roundtrips(hit)
 
 
-def test_store_health_reports_are_native(tmp_path: Path) -> None:
+def test_store_health_reports_are_native(backend: Backend, tmp_path: Path) -> None:
     from memcore.records import store as records
 
-    with memcore.Memory(tmp_path / "data", model=None) as mem:
+    with backend.open(tmp_path / "data", model=None) as mem:
         mem.store_memory("a fact to check", vector=unit(0))
         check = mem.check()
         backup = mem.backup(tmp_path / "copy.db")

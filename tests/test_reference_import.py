@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from backends import Backend
 from embeddings_support.models import MINILM_DIR, require_model
 from memcore import Memory
 from memcore._facade.reference_import import import_reference_graph
@@ -59,8 +60,8 @@ ODD_FILE = "\n".join(
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(tmp_path / "store", model=None) as mem:
+def memory(backend: Backend, tmp_path: Path) -> Iterator[Memory]:
+    with backend.open(tmp_path / "store", model=None) as mem:
         yield mem
 
 
@@ -162,10 +163,10 @@ def test_observations_are_counted_as_stored(memory: Memory) -> None:
     assert memory.get_entity("Ada").observation_count == 1
 
 
-def test_imported_entities_are_found_by_meaning(tmp_path: Path) -> None:
+def test_imported_entities_are_found_by_meaning(backend: Backend, tmp_path: Path) -> None:
     """With the real model, imported entities and observations are embedded like any
     other write, so semantic graph search finds them."""
-    with Memory(tmp_path / "store", model_path=require_model(MINILM_DIR)) as mem:
+    with backend.open(tmp_path / "store", model_path=require_model(MINILM_DIR)) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
         source = [
             entity("Ada", "person", "Wrote the first computer program"),
@@ -195,11 +196,11 @@ def _restore_logging() -> Iterator[None]:
 
 
 def test_the_command_imports_into_a_namespace_and_reports_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    backend: Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "memory.json"
     path.write_text(ODD_FILE + "\n", encoding="utf-8")
-    store = ["--data-dir", str(tmp_path / "store"), *TEXT_ONLY]
+    store = [*backend.cli_store(tmp_path / "store"), *TEXT_ONLY]
     argv = ["import", "--from-reference-server", str(path), "--namespace", "team", *store]
 
     assert cli.main(argv) == 1  # some lines need a fix
@@ -215,7 +216,7 @@ def test_the_command_imports_into_a_namespace_and_reports_lines(
     again = json.loads(capsys.readouterr().out)
     assert again["entities"] == {"created": 0, "existing": 2}
     assert again["relations"] == {"created": 0, "existing": 2}
-    with Memory(tmp_path / "store", model=None) as mem:
+    with backend.open(tmp_path / "store", model=None) as mem:
         assert mem.get_entity("Ada", namespace="team").observation_count == 2
         assert mem.open_nodes(["Ada"]).entities == []  # nothing in the default namespace
 

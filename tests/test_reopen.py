@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 import memcore
+from backends import Backend, both_backends, sqlite_only
 from conftest import unit
 from memcore import InvalidParameterError, Memory, ResourceBusyError, StorageError
+
+pytestmark = both_backends
 
 
 def everything(mem: Memory, namespace: str | None = None) -> list[dict[str, Any]]:
@@ -55,8 +58,8 @@ def populate(mem: Memory) -> dict[str, str]:
     return made
 
 
-def test_reopen_finds_everything_again(data_dir: Path) -> None:
-    with Memory(data_dir, model=None) as mem:
+def test_reopen_finds_everything_again(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as mem:
         made = populate(mem)
         before = everything(mem)
         before_other = everything(mem, "other")
@@ -64,7 +67,7 @@ def test_reopen_finds_everything_again(data_dir: Path) -> None:
         past = [r.id for r in mem.get_valid_at("2024-06-01T00:00:00Z")]
         status_before = mem.status()
 
-    with Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         assert everything(mem) == before
         assert everything(mem, "other") == before_other
         assert [r.id for r in mem.get_valid()] == valid_before
@@ -79,32 +82,38 @@ def test_reopen_finds_everything_again(data_dir: Path) -> None:
         with pytest.raises(InvalidParameterError, match="8-dimensional"):
             mem.store_memory("four dims", vector=unit(5, 4))
         mem.store_memory("eight dims", vector=unit(6, 8))
+        after = everything(mem)
+    if backend.on_postgres:  # a new node, built from PostgreSQL alone, holds the same
+        with backend.open(data_dir.parent / "new-node", node_of=data_dir, model=None) as node:
+            assert everything(node) == after
+            assert everything(node, "other") == before_other
 
 
-def test_ids_made_after_reopening_sort_after_older_ones(data_dir: Path) -> None:
-    with Memory(data_dir, model=None) as mem:
+def test_ids_made_after_reopening_sort_after_older_ones(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as mem:
         first = [mem.store_memory(f"first {i}").id for i in range(3)]
     # Ids order by millisecond first; within one millisecond only one engine's
     # ids are ordered (see the report on rust/memcore/src/ids.rs), so let one pass.
     time.sleep(0.002)
-    with Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         later = mem.store_memory("later").id
         assert first[-1] < later
         assert [m.id for m in mem.list_memories()] == [later, *first[::-1]]
 
 
-def test_full_durability_round_trips(data_dir: Path) -> None:
-    with Memory(data_dir, model=None, durability="full") as mem:
+def test_full_durability_round_trips(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None, durability="full") as mem:
         m = mem.store_memory("fsynced").id
-    with Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         assert mem.get_memory(m).content == "fsynced"
 
 
-def test_a_read_only_reopen_sees_everything(data_dir: Path) -> None:
-    with Memory(data_dir, model=None) as mem:
+@sqlite_only("a node always writes its replica: read_only is refused by name")
+def test_a_read_only_reopen_sees_everything(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as mem:
         populate(mem)
         before = everything(mem)
-    with Memory(data_dir, model=None, read_only=True) as reader:
+    with backend.open(data_dir, model=None, read_only=True) as reader:
         assert everything(reader) == before
         assert reader.status()["store"]["read_only"] is True
 
@@ -112,30 +121,30 @@ def test_a_read_only_reopen_sees_everything(data_dir: Path) -> None:
 # -- the lock and the context manager ------------------------------------------------------
 
 
-def test_the_context_manager_releases_the_lock(data_dir: Path) -> None:
-    with Memory(data_dir, model=None) as first:
+def test_the_context_manager_releases_the_lock(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as first:
         first.store_memory("held")
         with pytest.raises(ResourceBusyError, match=f"pid {os.getpid()}"):
-            Memory(data_dir, model=None)  # one writer, even within one process
-    with Memory(data_dir, model=None) as second:
+            backend.open(data_dir, model=None)  # one writer, even within one process
+    with backend.open(data_dir, model=None) as second:
         assert [m.content for m in second.list_memories()] == ["held"]
 
 
-def test_the_context_manager_closes_on_an_exception(data_dir: Path) -> None:
-    with pytest.raises(RuntimeError, match="boom"), Memory(data_dir, model=None) as mem:
+def test_the_context_manager_closes_on_an_exception(backend: Backend, data_dir: Path) -> None:
+    with pytest.raises(RuntimeError, match="boom"), backend.open(data_dir, model=None) as mem:
         mem.store_memory("before the exception")
         raise RuntimeError("boom")
     with pytest.raises(StorageError, match="closed"):
         mem.list_memories()
-    with Memory(data_dir, model=None) as again:
+    with backend.open(data_dir, model=None) as again:
         assert [m.content for m in again.list_memories()] == ["before the exception"]
 
 
-def test_close_releases_the_lock_and_is_idempotent(data_dir: Path) -> None:
-    mem = Memory(data_dir, model=None)
+def test_close_releases_the_lock_and_is_idempotent(backend: Backend, data_dir: Path) -> None:
+    mem = backend.open(data_dir, model=None)
     mem.close()
     mem.close()
-    with Memory(data_dir, model=None):
+    with backend.open(data_dir, model=None):
         pass
 
 
@@ -154,8 +163,8 @@ CALLS_AFTER_CLOSE: dict[str, Callable[[Memory, str], object]] = {
 }
 
 
-def test_operations_after_close_raise_storage_error(data_dir: Path) -> None:
-    mem = Memory(data_dir, model=None)
+def test_operations_after_close_raise_storage_error(backend: Backend, data_dir: Path) -> None:
+    mem = backend.open(data_dir, model=None)
     target = mem.store_memory("kept").id
     mem.close()
     for name, call in CALLS_AFTER_CLOSE.items():
@@ -163,7 +172,7 @@ def test_operations_after_close_raise_storage_error(data_dir: Path) -> None:
             call(mem, target)
         assert type(info.value).code == "STORAGE_ERROR", name
         assert "open a new Memory" in str(info.value), name
-    with Memory(data_dir, model=None) as again:
+    with backend.open(data_dir, model=None) as again:
         assert [m.content for m in again.list_memories()] == ["kept"]
 
 
@@ -196,8 +205,11 @@ def test_status_created_at_is_iso_8601(mem: Memory) -> None:
     assert datetime.fromisoformat(created) <= datetime.now(UTC)
 
 
-def test_status_created_at_survives_reopening(data_dir: Path) -> None:
-    with Memory(data_dir, model=None) as mem:
+def test_status_created_at_survives_reopening(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as mem:
         created = mem.status()["store"]["created_at"]
-    with Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         assert mem.status()["store"]["created_at"] == created
+    if backend.on_postgres:  # the store's age, not the replica's: the same on a new node
+        with backend.open(data_dir.parent / "new-node", node_of=data_dir, model=None) as node:
+            assert node.status()["store"]["created_at"] == created

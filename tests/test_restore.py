@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend
 from memcore import _core
 
 
@@ -73,12 +74,12 @@ def _dump(engine: _core.Engine) -> list[dict[str, object]]:
     return records
 
 
-def test_every_record_type_round_trips(tmp_path: Path) -> None:
-    source = _core.Engine(tmp_path / "a")
+def test_every_record_type_round_trips(backend: Backend, tmp_path: Path) -> None:
+    source = backend.engine(tmp_path / "a")
     _populate(source)
     records = _dump(source)
     assert {r["type"] for r in records} == set(_core.Engine.export_kinds())
-    target = _core.Engine(tmp_path / "b")
+    target = backend.engine(tmp_path / "b")
     assert target.restore(records) == {"restored": len(records), "skipped": 0}
     assert _dump(target) == records
     # Restored records are searchable and linked like the originals.
@@ -88,10 +89,12 @@ def test_every_record_type_round_trips(tmp_path: Path) -> None:
     assert hits[0].memory.content == "User likes tea"
     assert target.search_code("default", "f", project_id="proj")[0].file_path == "a.py"
     assert target.get_turn("default", "c1", "t1").procedures[0].tool == "EDIT"
+    if backend.on_postgres:  # the restored rows are PostgreSQL's: a new node has them all
+        assert _dump(backend.engine(tmp_path / "b2", node_of=tmp_path / "b")) == records
 
 
-def test_existing_ids_fail_the_batch_unless_skipped(tmp_path: Path) -> None:
-    source = _core.Engine(tmp_path / "a")
+def test_existing_ids_fail_the_batch_unless_skipped(backend: Backend, tmp_path: Path) -> None:
+    source = backend.engine(tmp_path / "a")
     _populate(source)
     records = _dump(source)
     with pytest.raises(memcore.InvalidParameterError, match="already exists"):
@@ -102,8 +105,10 @@ def test_existing_ids_fail_the_batch_unless_skipped(tmp_path: Path) -> None:
     }
 
 
-def test_malformed_records_are_refused_with_their_position(tmp_path: Path) -> None:
-    engine = _core.Engine(tmp_path / "a")
+def test_malformed_records_are_refused_with_their_position(
+    backend: Backend, tmp_path: Path
+) -> None:
+    engine = backend.engine(tmp_path / "a")
     with pytest.raises(memcore.InvalidParameterError, match="record 0"):
         engine.restore([{"type": "memory", "id": "mem_x"}])
     with pytest.raises(memcore.InvalidParameterError, match="Unknown record type"):

@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from conftest import unit
+
+pytestmark = both_backends
 
 
 def _turn_ids(result: memcore.ContextResult) -> list[str]:
@@ -81,16 +84,16 @@ def test_a_turn_is_found_by_its_day(mem: memcore.Memory) -> None:
     assert _turn_ids(result)[0] == "may"
 
 
-def test_the_context_survives_a_rebuild_of_the_indexes(data_dir: object) -> None:
+def test_the_context_survives_a_rebuild_of_the_indexes(backend: Backend, data_dir: object) -> None:
     import shutil
     from pathlib import Path
 
     path = Path(str(data_dir))
-    with memcore.Memory(path, model=None) as mem:
+    with backend.open(path, model=None) as mem:
         mem.record_turn("s1", "Did you adopt the greyhound?", turn_id="q")
         mem.record_turn("s1", "Yes, last Saturday!", turn_id="answer")
     shutil.rmtree(path / "index")
-    with memcore.Memory(path, model=None) as mem:
+    with backend.open(path, model=None) as mem:
         assert set(_turn_ids(mem.retrieve_context("greyhound"))) == {"q", "answer"}
 
 

@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends, sqlite_only
 from conftest import MINILM_DIR, require_model, unit
+
+pytestmark = both_backends
 
 
 def test_vector_search_ranks_by_cosine(mem: memcore.Memory) -> None:
@@ -67,8 +70,8 @@ def test_as_of_sees_superseded_facts_in_the_past(mem: memcore.Memory) -> None:
     assert [h.memory.id for h in mem.search_text("seattle", as_of=before)] == [old.id]
 
 
-def test_namespaces_never_cross_in_search(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model=None, namespace="alice") as alice:
+def test_namespaces_never_cross_in_search(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None, namespace="alice") as alice:
         alice.store_memory("secret plan zebra", vector=unit(3))
         assert alice.search_text("zebra", namespace="bob") == []
         assert alice.search(vector=unit(3), namespace="bob") == []
@@ -156,13 +159,13 @@ def test_read_your_writes_from_many_threads(mem: memcore.Memory) -> None:
     assert errors == []
 
 
-def test_index_folder_deleted_is_rebuilt(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model=None) as mem:
+def test_index_folder_deleted_is_rebuilt(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as mem:
         ids = [mem.store_memory(f"durable fact kq{i}y", vector=unit(i)).id for i in range(30)]
     import shutil
 
     shutil.rmtree(data_dir / "index")
-    with memcore.Memory(data_dir, model=None) as mem:
+    with backend.open(data_dir, model=None) as mem:
         for i, mem_id in enumerate(ids):
             assert [h.memory.id for h in mem.search_text(f"kq{i}y", 1)] == [mem_id]
             assert [h.memory.id for h in mem.search(vector=unit(i), limit=1)] == [mem_id]
@@ -213,10 +216,11 @@ def test_rebuild_indexes_rebuilds_from_the_store(mem: memcore.Memory) -> None:
         assert [h.memory.id for h in mem.search(vector=unit(i, 16), limit=1)] == [memory_id]
 
 
-def test_a_read_only_instance_cannot_rebuild(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model=None) as writer:
+@sqlite_only("a node always writes its replica: read_only is refused by name")
+def test_a_read_only_instance_cannot_rebuild(backend: Backend, data_dir: Path) -> None:
+    with backend.open(data_dir, model=None) as writer:
         writer.store_memory("a fact", vector=unit(1))
-        with memcore.Memory(data_dir, model=None, read_only=True) as reader:
+        with backend.open(data_dir, model=None, read_only=True) as reader:
             with pytest.raises(memcore.StorageError):
                 reader.rebuild_indexes()
             assert not reader.compact(force=True).vectors_rebuilt
@@ -250,8 +254,10 @@ DISTRACTORS = [
 ]
 
 
-def test_minilm_finds_a_paraphrased_fact_among_distractors(data_dir: Path) -> None:
-    with memcore.Memory(data_dir, model_path=require_model(MINILM_DIR)) as mem:
+def test_minilm_finds_a_paraphrased_fact_among_distractors(
+    backend: Backend, data_dir: Path
+) -> None:
+    with backend.open(data_dir, model_path=require_model(MINILM_DIR)) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
         mem.store_memories(DISTRACTORS[:10])
         target = mem.store_memory(FAVOURITE_LANGUAGE).id

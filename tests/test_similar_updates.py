@@ -11,13 +11,16 @@ import numpy as np
 import pytest
 
 import memcore
+from backends import Backend, both_backends
 from conftest import MINILM_DIR, require_model, unit
 from memcore._facade.updates import looks_like_update, same_subject, updated_facts
 
+pytestmark = both_backends
+
 
 @pytest.fixture
-def minilm(data_dir: Path) -> Iterator[memcore.Memory]:
-    with memcore.Memory(data_dir, model_path=require_model(MINILM_DIR)) as mem:
+def minilm(backend: Backend, data_dir: Path) -> Iterator[memcore.Memory]:
+    with backend.open(data_dir, model_path=require_model(MINILM_DIR)) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(60)
         yield mem
 

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::pg::capture::Capture;
 use crate::pg::ship::{Outcome, Position, Shipper};
 use crate::pg::{self, Apply, FollowOptions, Follower, LogEntry, Namespaces, bootstrap, replica};
-use crate::store::{Store, StoreOptions, oplog};
+use crate::store::{Store, StoreOptions, meta, oplog};
 
 /// How long a read waits for its `min_seq` by default before it fails with
 /// `RESOURCE_BUSY` (docs/scale-out.md, "Read your writes across nodes").
@@ -211,7 +211,10 @@ fn prepare_replica(
         let followed = !replica::positions(tx)?.is_empty();
         let written = oplog::last_seq(tx)? > 0;
         match (followed, written) {
-            (false, false) => bootstrap::bootstrap_namespaces(client, tx, namespaces).map(drop),
+            (false, false) => {
+                bootstrap::bootstrap_namespaces(client, tx, namespaces)?;
+                adopt_created_at(client, tx)
+            }
             (false, true) => Err(Error::invalid(
                 "replica_dir",
                 format!(
@@ -223,6 +226,23 @@ fn prepare_replica(
             (true, _) => Ok(()),
         }
     })
+}
+
+/// Give a new replica the store's creation time, which PostgreSQL keeps:
+/// the first node of a database records its own, every later node takes it
+/// (concurrent first nodes agree: one insert wins, both read it back), so
+/// `status()` names one store on every node, not the age of each replica.
+fn adopt_created_at(client: &mut postgres::Client, tx: &Connection) -> Result<()> {
+    let now = crate::temporal::now_micros().to_string();
+    client.execute(
+        "INSERT INTO memcore.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        &[&meta::CREATED_AT, &now],
+    )?;
+    let row = client.query_one(
+        "SELECT value FROM memcore.meta WHERE key = $1",
+        &[&meta::CREATED_AT],
+    )?;
+    meta::set(tx, meta::CREATED_AT, row.get(0))
 }
 
 /// What the follower does with each new entry of the log: apply it to the

@@ -50,6 +50,13 @@ impl std::fmt::Debug for RecordWriter {
 }
 
 impl RecordWriter {
+    /// `sql` prepared once on this writer's connection (the node's lock and
+    /// log append, `super::ship`): a query given as text is parsed again at
+    /// every call, one more round trip per write.
+    pub fn prepared(&mut self, client: &mut impl GenericClient, sql: &str) -> Result<Statement> {
+        prepared(client, &mut self.statements, sql)
+    }
+
     /// Write `images` into the record tables: deletes first, then upserts.
     /// Images are final states, and PostgreSQL runs a cascade at once, so a
     /// delete after an upsert could take a row the write kept; the other way
@@ -165,6 +172,20 @@ fn delete(
 
 /// Run `sql`, prepared once per connection, so the parameters take the
 /// types of their columns.
+/// `sql` from `statements`, prepared on `client` the first time.
+fn prepared(
+    client: &mut impl GenericClient,
+    statements: &mut Statements,
+    sql: &str,
+) -> Result<Statement> {
+    if let Some(statement) = statements.get(sql) {
+        return Ok(statement.clone());
+    }
+    let statement = client.prepare(sql)?;
+    statements.insert(sql.to_owned(), statement.clone());
+    Ok(statement)
+}
+
 fn execute(
     tx: &mut impl GenericClient,
     statements: &mut Statements,
@@ -172,13 +193,7 @@ fn execute(
     sql: &str,
     values: &[(&str, &Value)],
 ) -> Result<()> {
-    let statement = if let Some(statement) = statements.get(sql) {
-        statement.clone()
-    } else {
-        let statement = tx.prepare(sql)?;
-        statements.insert(sql.to_owned(), statement.clone());
-        statement
-    };
+    let statement = prepared(tx, statements, sql)?;
     let params = values
         .iter()
         .zip(statement.params())

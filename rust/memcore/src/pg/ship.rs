@@ -323,7 +323,8 @@ impl Shipper {
                 // catch-up this write's writer lock holds up (a deadlock
                 // until lock_timeout). Refused, `Engine::written` runs it
                 // again lock first.
-                let Some(head) = log::try_lock_namespace(&mut ptx, &namespace)? else {
+                let lock = records.prepared(&mut ptx, log::LOCK_HEAD)?;
+                let Some(head) = log::try_lock_namespace(&mut ptx, &lock, &namespace)? else {
                     let held = replica::position(tx, &namespace)?;
                     return Err(self.behind(&namespace, held, Some(held)));
                 };
@@ -355,7 +356,8 @@ impl Shipper {
         let tables = self.capture.tables();
         records.write_images(pg, tables, &changes.images)?;
         let entry = Entry::from_changes(changes, tables)?.encode();
-        let seq = log::append(pg, namespace, now_micros(), &entry)?;
+        let statement = records.prepared(pg, log::APPEND)?;
+        let seq = log::append_with(pg, &statement, namespace, now_micros(), &entry)?;
         replica::record_position(tx, namespace, seq)?;
         Ok(seq)
     }

@@ -13,9 +13,6 @@ few cores they, the servers and PostgreSQL share the same CPUs, which the report
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -26,15 +23,9 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from benches.reliability.client import ROOT, server_env
+from benches.reliability.client import start_http_server
 
 _QUERIES = ("harbour lantern", "granite orchid", "meteor violin", "glacier saffron", "copper")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -67,34 +58,12 @@ async def _touch(url: str) -> None:
 
 @contextmanager
 def _server(url: str, home: Path) -> Any:
-    """One node serving MCP over HTTP; yields its /mcp URL once /healthz answers."""
+    """One node serving MCP over HTTP; yields its /mcp URL once it answers and is idle."""
     home.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    args = ["--transport", "http", "--port", str(port), "--database-url", url]
-    args += ["--data-dir", str(home / "replica"), "--model", "none", "--tools", "core"]
-    with (home / "server.log").open("a") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memcore.mcp", *args],
-            env=server_env(home),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-    base = f"http://127.0.0.1:{port}"
+    args = ["--database-url", url, "--data-dir", str(home / "replica")]
+    args += ["--model", "none", "--tools", "core"]
+    proc, base = start_http_server(args, home, home / "server.log", timeout=600)
     try:
-        deadline = time.monotonic() + 600
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"node exited with {proc.returncode}; see {home}/server.log")
-            try:
-                if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"node not healthy after 600 s; see {home}/server.log")
-            time.sleep(0.2)
         anyio.run(_touch, f"{base}/mcp")
         _wait_idle(proc.pid)
         yield f"{base}/mcp"

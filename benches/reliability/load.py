@@ -13,9 +13,6 @@ dropped connection can be told apart from a server that died or grew.
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from benches.reliability.client import ROOT, server_env
+from benches.reliability.client import start_http_server
 
 #: Transport failures kept with their details (the count is always complete).
 _SAMPLES = 20
@@ -37,22 +34,10 @@ def run(
     """``clients`` sessions calling store_memory and recall in turn for ``seconds``; the
     server's log is copied to ``keep_log`` when given."""
     home.mkdir(parents=True)
-    port = _free_port()
-    args = ["--transport", "http", "--port", str(port), "--data-dir", str(home / "store")]
-    args += ["--model", "none", "--tools", "core"]
+    args = ["--data-dir", str(home / "store"), "--model", "none", "--tools", "core"]
     log_path = home / "server.log"
-    with log_path.open("a") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "memcore.mcp", *args],
-            env=server_env(home),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-    base = f"http://127.0.0.1:{port}"
+    server, base = start_http_server(args, home, log_path)
     try:
-        _wait_healthy(base, server)
         counts = anyio.run(_load, f"{base}/mcp", seconds, clients, server.pid)
         healthy = _healthy(base)
         alive = server.poll() is None
@@ -187,23 +172,3 @@ def _healthy(base: str) -> bool:
         return httpx2.get(f"{base}/healthz", timeout=10).status_code == 200
     except httpx2.TransportError:
         return False
-
-
-def _wait_healthy(base: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited with {server.returncode}")
-        try:
-            if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError("the server did not become healthy within 60 s")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -7,12 +7,12 @@ mod pg_support;
 
 use std::collections::BTreeMap;
 
-use memcore::conversation::{DocumentObservation, NewTurn, ProcedureRecord};
-use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
+use memcore::knowledge::save::SaveRequest;
 use memcore::pg::capture::{Capture, ShippedTable};
 use memcore::pg::{self, log, records};
 use memcore::temporal::now_micros;
 use memcore::{Engine, EngineOptions, MemoryPatch, NewMemory};
+use pg_support::drafts::{edit_turn, entity};
 use postgres::Client;
 use postgres::types::Type;
 use rusqlite::types::Value;
@@ -179,22 +179,6 @@ fn assert_same_records(node: &mut Node) {
     }
 }
 
-fn entity(name: &str, target: &str) -> EntityDraft {
-    EntityDraft {
-        name: name.into(),
-        entity_type: "Person".into(),
-        observations: vec![format!("{name} writes Rust daily")],
-        relations: vec![RelationDraft {
-            target: target.into(),
-            relation_type: "knows".into(),
-            importance: None,
-        }],
-        embedding: Some(vec![0.5, -0.25, 1.0, 0.0]),
-        observation_embeddings: vec![Some(vec![0.1, 0.2, 0.3, 0.4])],
-        ..EntityDraft::default()
-    }
-}
-
 #[test]
 fn after_every_kind_of_write_postgresql_holds_the_replicas_records() {
     let Some(url) = pg_support::fresh_database() else {
@@ -240,28 +224,7 @@ fn after_every_kind_of_write_postgresql_holds_the_replicas_records() {
         })
         .unwrap();
     node.ship();
-    node.engine
-        .record_turn(&NewTurn {
-            namespace: "default".into(),
-            conversation_id: "c1".into(),
-            turn_key: "k1".into(),
-            user_text: "fix the login bug".into(),
-            agent_text: Some("fixed the token check".into()),
-            procedures: vec![ProcedureRecord {
-                tool: "EDIT".into(),
-                args: "{}".into(),
-                at: None,
-                documents: vec![DocumentObservation {
-                    canonical: "src/auth.py".into(),
-                    content_hash: "h1".into(),
-                    content: Some("def check(): ...".into()),
-                    size: Some(16),
-                    written: true,
-                }],
-            }],
-            ..NewTurn::default()
-        })
-        .unwrap();
+    node.engine.record_turn(&edit_turn("default")).unwrap();
     node.ship();
     assert_same_records(&mut node);
 

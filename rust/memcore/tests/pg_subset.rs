@@ -9,11 +9,11 @@ mod pg_support;
 
 use std::time::Duration;
 
-use memcore::conversation::{DocumentObservation, NewTurn, ProcedureRecord};
-use memcore::knowledge::save::{EntityDraft, RelationDraft, SaveRequest};
+use memcore::knowledge::save::SaveRequest;
 use memcore::pg::capture::shipped_tables;
 use memcore::pg::{self, NamespaceRange, Namespaces};
 use memcore::{Engine, EngineOptions, NewMemory, SearchQuery};
+use pg_support::drafts::{edit_turn, entity};
 use postgres::Client;
 
 /// Bucket 37 of 100: in 0-49.
@@ -30,22 +30,6 @@ fn low_half() -> Namespaces {
     Namespaces::Range(NamespaceRange::parse("0-49/100").unwrap())
 }
 
-fn entity(name: &str, target: &str) -> EntityDraft {
-    EntityDraft {
-        name: name.into(),
-        entity_type: "Person".into(),
-        observations: vec![format!("{name} writes Rust daily")],
-        relations: vec![RelationDraft {
-            target: target.into(),
-            relation_type: "knows".into(),
-            importance: None,
-        }],
-        embedding: Some(vec![0.5, -0.25, 1.0, 0.0]),
-        observation_embeddings: vec![Some(vec![0.1, 0.2, 0.3, 0.4])],
-        ..EntityDraft::default()
-    }
-}
-
 /// A write of every kind into `namespace`, through `node`; the last seq.
 fn fill(node: &Engine, namespace: &str) -> i64 {
     let mut memory = NewMemory::text(format!("{namespace} keeps a zebra"));
@@ -59,26 +43,7 @@ fn fill(node: &Engine, namespace: &str) -> i64 {
         require_links: true,
     };
     node.written(|e| e.save_memory(&save)).unwrap();
-    let turn = NewTurn {
-        namespace: namespace.into(),
-        conversation_id: "c1".into(),
-        turn_key: "k1".into(),
-        user_text: "fix the login bug".into(),
-        agent_text: Some("fixed the token check".into()),
-        procedures: vec![ProcedureRecord {
-            tool: "EDIT".into(),
-            args: "{}".into(),
-            at: None,
-            documents: vec![DocumentObservation {
-                canonical: "src/auth.py".into(),
-                content_hash: "h1".into(),
-                content: Some("def check(): ...".into()),
-                size: Some(16),
-                written: true,
-            }],
-        }],
-        ..NewTurn::default()
-    };
+    let turn = edit_turn(namespace);
     let written = node.written(|e| e.record_turn(&turn)).unwrap();
     written.position.expect("shipped").seq
 }

@@ -15,6 +15,8 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the helper
 
+pub mod drafts;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;

@@ -20,6 +20,7 @@ import numpy.typing as npt
 import pytest
 
 from backends import Backend, sqlite_only
+from filled_store import _letters, fill_store
 from memcore import Memory
 from memcore.cli import commands as cli
 from memcore.mcp.auth import digest, load
@@ -123,81 +124,6 @@ def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
 # -- export / import ---------------------------------------------------------------------------
 
 
-def _letters(texts: list[str]) -> npt.NDArray[np.float32]:
-    """A deterministic stand-in embedding: letter counts, normalised."""
-    rows = np.zeros((len(texts), 26), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                rows[i, ord(ch) - 97] += 1
-    rows[:, 0] += 1e-3  # never a zero vector
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def _fill(mem: Memory, project: Path) -> None:
-    """Every record type, in every state: memories (all fields, superseded, invalidated,
-    another namespace), the graph (observation versions, relations, explicit and found
-    mentions), turns with procedures and document versions, and an indexed project."""
-    old = mem.store_memory(
-        "User lives in Seattle",
-        memory_type="episodic",
-        source="explicit",
-        confidence=0.7,
-        importance=0.9,
-        metadata={"k": [1, "two"], "nested": {"x": 1.5}},
-        thread_id="t1",
-        user_id="u1",
-        event_time="2024-01-01T10:00:00.123456Z",
-        valid_from="2024-01-01T00:00:00Z",
-        expires_at="2099-01-01T00:00:00Z",
-    )
-    new = mem.store_memory("User moved to Austin", entities=["Alice"])
-    mem.supersede_memory(old.id, new.id)
-    gone = mem.store_memory("User has a cat")
-    mem.invalidate(gone.id, "the cat moved out")
-    mem.store_memory("Somebody else's fact", namespace="other")
-    mem.save_memory(
-        [
-            {
-                "name": "Alice",
-                "entityType": "Person",
-                "observations": ["Works at ACME", "Lives in Austin"],
-                "relations": [{"targetEntity": "Bob", "relationType": "knows"}],
-            },
-            {
-                "name": "Bob",
-                "entityType": "Person",
-                "observations": ["Writes Rust daily"],
-                "relations": [
-                    {"targetEntity": "Alice", "relationType": "mentors", "importance": 0.9}
-                ],
-            },
-        ],
-        "t1",
-    )
-    first = mem.get_entity("Alice").observations[0]
-    mem.add_observations("Alice", "Works at Initech", supersedes=first.id)
-    mem.store_memory("Bob reviewed the release")  # a mention found in the text
-    (project / "auth.py").write_text("def login(user):\n    return check(user)\n")
-    mem.record_turn(
-        "c1",
-        "fix the login bug",
-        "Fixed it",
-        procedures=[
-            {"tool": "READ", "documents": [str(project / "auth.py")]},
-            {
-                "tool": "EDIT",
-                "args": {"line": 2},
-                "documents": [{"path": "notes.md", "content": "x"}],
-            },
-        ],
-        turn_id="t-1",
-        at="2025-06-01T12:00:00.5Z",
-    )
-    mem.record_turn("c2", "rename the helper", procedures=[{"tool": "BASH", "args": "ls -la"}])
-    mem.index_project(project, project_id="proj")
-
-
 def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return lines[0], lines[1:-1], lines[-1]
@@ -227,7 +153,7 @@ def filled(backend: Backend, tmp_path: Path) -> Path:
     """A store holding every record type."""
     (tmp_path / "project").mkdir()
     with backend.open(tmp_path / "a", model=None) as mem:
-        _fill(mem, tmp_path / "project")
+        fill_store(mem, tmp_path / "project")
     return tmp_path / "a"
 
 
@@ -390,7 +316,7 @@ def test_vectors_round_trip_or_are_recomputed(backend: Backend, tmp_path: Path) 
     (tmp_path / "project").mkdir()
     with backend.open(tmp_path / "a", embedder=_letters) as mem:
         assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
-        _fill(mem, tmp_path / "project")
+        fill_store(mem, tmp_path / "project")
         with (tmp_path / "v.jsonl").open("w") as out:
             export_store(mem, out, with_vectors=True)
         with (tmp_path / "t.jsonl").open("w") as out:

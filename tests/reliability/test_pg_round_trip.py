@@ -20,81 +20,16 @@ import numpy.typing as npt
 import pytest
 
 import memcore
+from filled_store import _letters, fill_store
 from memcore._facade.transfer import TransferError, export_store, import_store
 
 NAMESPACES = ("default", "other")
-
-
-def _letters(texts: list[str]) -> npt.NDArray[np.float32]:
-    """A deterministic stand-in embedding (letter counts, normalised): every store of the
-    trip has the same model, so the export's vectors are kept, not dropped."""
-    rows = np.zeros((len(texts), 26), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                rows[i, ord(ch) - 97] += 1
-    rows[:, 0] += 1e-3  # never a zero vector
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def _open(path: str | Path, **node: Any) -> memcore.Memory:
     mem = memcore.Memory(path, embedder=_letters, **node)
     assert mem.embeddings is not None and mem.embeddings.wait_ready(30)
     return mem
-
-
-def _fill(mem: memcore.Memory, project: Path) -> None:
-    """Facts (times, metadata, supersession, invalidation, two namespaces), the graph
-    (entities, relations, observation versions, mentions), a conversation with procedures
-    and documents, and an indexed project."""
-    old = mem.store_memory(
-        "User lives in Seattle",
-        memory_type="episodic",
-        importance=0.9,
-        metadata={"k": [1, "two"], "nested": {"x": 1.5}},
-        thread_id="t1",
-        event_time="2024-01-01T10:00:00.123456Z",
-        valid_from="2024-01-01T00:00:00Z",
-    )
-    new = mem.store_memory("User moved to Austin", entities=["Alice"])
-    mem.supersede_memory(old.id, new.id)
-    gone = mem.store_memory("User has a cat")
-    mem.invalidate(gone.id, "the cat moved out")
-    mem.store_memory("Another tenant's fact", namespace="other")
-    mem.save_memory(
-        [
-            {
-                "name": "Alice",
-                "entityType": "Person",
-                "observations": ["Works at ACME", "Lives in Austin"],
-                "relations": [{"targetEntity": "Bob", "relationType": "knows"}],
-            },
-            {
-                "name": "Bob",
-                "entityType": "Person",
-                "observations": ["Writes Rust daily"],
-                "relations": [{"targetEntity": "Alice", "relationType": "mentors"}],
-            },
-        ],
-        "t1",
-    )
-    first = mem.get_entity("Alice").observations[0]
-    mem.add_observations("Alice", "Works at Initech", supersedes=first.id)
-    mem.store_memory("Bob reviewed the release")
-    (project / "auth.py").write_text("def login(user):\n    return check(user)\n")
-    mem.record_turn(
-        "c1",
-        "fix the login bug",
-        "Fixed it",
-        procedures=[
-            {"tool": "READ", "documents": [str(project / "auth.py")]},
-            {"tool": "EDIT", "args": {"line": 2}, "documents": [{"path": "n.md", "content": "x"}]},
-        ],
-        turn_id="t-1",
-        at="2025-06-01T12:00:00.5Z",
-    )
-    mem.record_turn("c2", "rename the helper", procedures=[{"tool": "BASH", "args": "ls -la"}])
-    mem.index_project(project, project_id="proj")
 
 
 def _export(mem: memcore.Memory, namespace: str | None = None) -> list[dict[str, Any]]:
@@ -163,7 +98,7 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_every_record(
 ) -> None:
     (tmp_path / "project").mkdir()
     with _open(tmp_path / "source") as source:
-        _fill(source, tmp_path / "project")
+        fill_store(source, tmp_path / "project")
         original = _export(source)
         per_namespace = {ns: (_header(source, ns), _export(source, ns)) for ns in NAMESPACES}
     kinds = {r["type"] for r in original}

@@ -99,10 +99,10 @@ def run(spec: ToolSpec, call: ToolCall, min_seq_wait: float) -> dict[str, Any]:
     if not returns_seq(spec):
         return spec.handler(call)
     memory = call.memory
+    if not memory.on_postgres:
+        return spec.handler(call)
     memory.last_write_seq()  # whatever an earlier call on this worker thread left behind
     result = spec.handler(call)
-    if not memory.on_postgres:
-        return result
     seq = memory.last_write_seq()
     if seq is None:
         # The write ran on another thread (a background index job) or changed nothing

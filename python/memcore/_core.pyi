@@ -65,6 +65,8 @@ __all__ = [
     "ValidationFailedError",
     "VersionTouch",
     "__version__",
+    "namespace_bucket",
+    "parse_namespace_range",
     "repair_store",
     "snippet_of",
     "turn_vector_text",
@@ -90,6 +92,12 @@ def snippet_of(content: str, line_count: int, max_chars: int = ...) -> str:
 
 def turn_vector_text(at: int, user_text: str) -> str:
     """What a turn's vector embeds: its day and its own user text."""
+
+def namespace_bucket(namespace: str, buckets: int) -> int:
+    """memcore's fixed bucket of `namespace` among `buckets` (at least 1)."""
+
+def parse_namespace_range(text: str) -> tuple[int, int, int]:
+    """`(lo, hi, buckets)` of `LO-HI/BUCKETS`; InvalidParameterError otherwise."""
 
 _Vector = npt.NDArray[np.float32]
 _Metadata = dict[str, Any] | list[Any] | str | int | float | bool | None

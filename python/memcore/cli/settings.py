@@ -11,7 +11,6 @@ accepted, so a bad start fails at once instead of on the first tool call.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import ipaddress
 import os
 import re
@@ -20,7 +19,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from memcore._facade import placement
 from memcore.config import default_data_dir
+from memcore.errors import InvalidParameterError
 
 Transport = Literal["stdio", "http"]
 
@@ -203,13 +204,9 @@ DEFAULT_BUCKETS = 100
 
 def namespace_bucket(namespace: str, buckets: int = DEFAULT_BUCKETS) -> int:
     """memcore's bucket of ``namespace`` among ``buckets``, as every node computes it for
-    ``--namespace-range`` (rust/memcore/src/pg/placement.rs, whose known values
-    tests/test_settings.py pins here too). Fixed forever: the first 8 bytes of the SHA-256
-    of the namespace's UTF-8 bytes, big-endian, modulo ``buckets``."""
-    if buckets < 1:
-        raise ValueError("buckets must be at least 1")
-    digest = hashlib.sha256(namespace.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % buckets
+    ``--namespace-range`` (the core's, rust/memcore/src/pg/placement.rs; known values
+    pinned in tests/test_settings.py)."""
+    return placement.namespace_bucket(namespace, buckets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,15 +220,10 @@ class NamespaceRange:
     @classmethod
     def parse(cls, text: str) -> NamespaceRange:
         """Parse ``LO-HI/BUCKETS``, e.g. ``0-49/100``; ValueError shows the form."""
-        match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*/\s*(\d+)\s*", text)
-        if match is None:
-            raise ValueError("expected LO-HI/BUCKETS, e.g. 0-49/100")
-        lo, hi, buckets = (int(group) for group in match.groups())
-        if not 1 <= buckets <= _MAX_BUCKETS:
-            raise ValueError(f"expected LO-HI/BUCKETS with BUCKETS from 1 to {_MAX_BUCKETS}")
-        if not lo <= hi < buckets:
-            raise ValueError("expected LO-HI/BUCKETS with LO <= HI < BUCKETS")
-        return cls(lo, hi, buckets)
+        try:
+            return cls(*placement.parse_namespace_range(text))
+        except InvalidParameterError as exc:
+            raise ValueError(str(exc).rstrip(".")) from None
 
     def __contains__(self, namespace: object) -> bool:
         return (
@@ -241,10 +233,6 @@ class NamespaceRange:
 
     def __str__(self) -> str:
         return f"{self.lo}-{self.hi}/{self.buckets}"
-
-
-#: The core's limit (rust/memcore/src/pg/placement.rs, MAX_BUCKETS).
-_MAX_BUCKETS = 1 << 20
 
 
 def _namespace_range(text: str) -> str:

@@ -13,6 +13,7 @@ mod errors;
 mod graph;
 mod json;
 mod memories;
+mod placement;
 mod records;
 mod replication;
 mod restore;
@@ -46,6 +47,8 @@ mod _core {
     use crate::code::snippet_of;
     #[pymodule_export]
     use crate::conversation::turn_vector_text;
+    #[pymodule_export]
+    use crate::placement::{namespace_bucket, parse_namespace_range};
 
     // The records the engine returns (records/).
     #[pymodule_export]

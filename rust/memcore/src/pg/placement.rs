@@ -8,8 +8,8 @@
 //! bytes, read as a big-endian unsigned 64-bit integer, modulo `BUCKETS`.
 //! (Rust's `DefaultHasher` is seeded per process and may change between
 //! releases; it would place a namespace differently on every node.) A test
-//! pins known values, and the Python facade computes the same number
-//! (`memcore.namespace_bucket`, `memcore namespace-bucket NAME`).
+//! pins known values; the command line calls this one definition
+//! (`memcore namespace-bucket NAME`, via `python/memcore/_facade/placement.py`).
 //!
 //! The range names its bucket count rather than assuming 100, so a deployment
 //! can grow past 100 nodes, or split finer, without a new hash: a node's range

@@ -72,6 +72,19 @@ def test_options_of_detect_communities(planted: memcore.Memory) -> None:
     assert (empty.groups, empty.modularity, empty.sizes) == ([], 0.0, [])
 
 
+def test_weightless_ties_give_a_modularity_of_zero_not_nan(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Modularity divides by the ties' total weight; relations of importance 0 make it 0/0,
+    # which igraph reports as NaN and JSON (the MCP tool's result) cannot carry.
+    with memcore.Memory(tmp_path_factory.mktemp("weightless") / "store", model=None) as mem:
+        mem.create_entities([{"name": n, "entityType": "Person"} for n in ("Ann", "Bo")])
+        mem.create_relations([("Ann", "Bo", "knows", 0.0)])
+        found = mem.detect_communities(seed=1)
+    assert found.modularity == 0.0
+    assert sorted(m for g in found.groups for m in g.members) == ["Ann", "Bo"]
+
+
 def test_a_missing_library_names_the_extra(
     planted: memcore.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

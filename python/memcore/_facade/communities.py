@@ -74,7 +74,10 @@ def detect_communities(
         seed=seed,
     )
     membership = np.asarray(partition.membership, dtype=np.int64)
-    modularity = graph.modularity(membership.tolist(), weights="weight") if graph.ecount() else 0.0
+    # Modularity divides by the ties' total weight: with none (no relations, or all of
+    # importance 0) it is undefined (igraph says NaN, which JSON cannot carry): 0.0.
+    total = sum(graph.es["weight"]) if graph.ecount() else 0.0
+    modularity = graph.modularity(membership.tolist(), weights="weight") if total > 0 else 0.0
     importance = np.asarray(arrays["importance"], dtype=np.float64)
     groups = _groups(np.asarray(names, dtype=object), importance, membership, min_size)
     return Communities(

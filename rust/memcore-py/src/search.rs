@@ -228,6 +228,13 @@ impl PyEngine {
         run(py, &engine, || engine.flush())
     }
 
+    /// Block until every write so far is indexed and every stored vector has
+    /// its hubness value (the end of a batch; benchmarks and tests).
+    fn settle_hubness(&self, py: Python<'_>) -> BindResult<()> {
+        let engine = self.engine()?;
+        run(py, &engine, || engine.settle_hubness())
+    }
+
     /// Compact the indexes (HNSW rebuilt when tombstones exceed ~20% or
     /// `force`; text segments merged). Returns what was done.
     #[pyo3(signature = (force = false))]

@@ -243,6 +243,13 @@ impl Catalog {
         }
     }
 
+    /// The live keys of one namespace and kind (hubness is computed per group).
+    pub fn group_keys(&self, namespace: Sym, kind: Kind) -> Vec<u64> {
+        self.by_kind
+            .get(&(namespace, kind))
+            .map_or_else(Vec::new, |set| set.iter().copied().collect())
+    }
+
     /// Upper bound of how many keys `filter` can admit (cheap).
     pub fn estimate(&self, filter: &Filter) -> usize {
         let count = |set: Option<&HashSet<u64>>| set.map_or(0, HashSet::len);

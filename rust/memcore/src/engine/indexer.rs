@@ -37,6 +37,9 @@ const SAVE_BATCH: usize = 50_000;
 const ROUND: usize = 2048;
 /// Longest pause between retries of a failing commit or save.
 const MAX_RETRY: Duration = Duration::from_secs(30);
+/// Hubness values computed between two looks at the job queue: about 30 ms
+/// of searches at 100k vectors, so new writes still reach the indexes at once.
+const HUB_BATCH: usize = 64;
 
 /// One unit of index work. `to_text`/`to_vectors` say which index still
 /// needs it (a replay after a crash may concern only one of them).
@@ -59,6 +62,9 @@ pub enum Job {
     },
     /// Commit and save everything before this job, then reply.
     Flush(SyncSender<Result<()>>),
+    /// Apply everything before this job, compute every hubness value still
+    /// waiting (see `crate::vector::VectorIndex::hub_step`), then reply.
+    SettleHubs(SyncSender<Result<()>>),
     /// Compact the indexes (see [`compact`]), then reply.
     Compact {
         force: bool,
@@ -99,6 +105,8 @@ struct Progress {
     vector_dirty: usize,
     last_commit: Instant,
     last_save: Instant,
+    /// Last save of the hubness values alone (the graph unchanged).
+    last_hub_save: Instant,
     /// After a failed commit / save: no new attempt before this (a flush
     /// tries anyway), and the pause to use after the next failure.
     text_retry: Option<(Instant, Duration)>,
@@ -117,6 +125,7 @@ impl Progress {
             vector_dirty: 0,
             last_commit: Instant::now(),
             last_save: Instant::now(),
+            last_hub_save: Instant::now(),
             text_retry: None,
             vector_retry: None,
             frozen: false,
@@ -149,6 +158,13 @@ impl Indexer {
     pub fn flush(&self) -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.send(Job::Flush(tx));
+        rx.recv().unwrap_or(Ok(()))
+    }
+
+    /// Block until every write so far is indexed and has its hubness value.
+    pub fn settle_hubs(&self) -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(Job::SettleHubs(tx));
         rx.recv().unwrap_or(Ok(()))
     }
 
@@ -187,7 +203,14 @@ impl Drop for Indexer {
 fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: usize) {
     loop {
         let mut round = Vec::new();
-        let open = match rx.recv_timeout(COMMIT_INTERVAL) {
+        // Waiting hubness work: only look at the queue, then compute a batch.
+        let hub_work = !progress.frozen && indexes.vectors().is_some_and(|v| v.hub_work_pending());
+        let wait = if hub_work {
+            Duration::ZERO
+        } else {
+            COMMIT_INTERVAL
+        };
+        let open = match rx.recv_timeout(wait) {
             Ok(job) => {
                 round.push(job);
                 round.extend(rx.try_iter().take(ROUND));
@@ -208,7 +231,38 @@ fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: u
         if !open {
             return;
         }
+        if hub_work && !progress.frozen {
+            let _ = hub_batch(indexes, HUB_BATCH);
+        }
     }
+}
+
+/// Compute up to `budget` hubness values. They only read the indexes, so a
+/// failure or a panic leaves nothing in doubt: it is shown in the health
+/// and the queued work is dropped (values are recomputed at the next open).
+fn hub_batch(indexes: &Indexes, budget: usize) -> Result<()> {
+    let Some(v) = indexes.vectors() else {
+        return Ok(());
+    };
+    let outcome = match crate::panics::catch(|| {
+        if budget == usize::MAX {
+            v.settle_hubs(&indexes.catalog)
+        } else {
+            v.hub_step(&indexes.catalog, budget).map(|_| ())
+        }
+    }) {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(crate::error::Error::Index(format!(
+            "computing hubness values panicked: {panic}"
+        ))),
+    };
+    if let Err(e) = &outcome {
+        v.drop_hub_work();
+        indexes.health.warn(format!(
+            "{e} (vector ranking goes on without the hubness penalty for new vectors)"
+        ));
+    }
+    outcome
 }
 
 /// One round: apply the jobs, answer flushes and compactions, checkpoint.
@@ -221,6 +275,15 @@ fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usiz
                 apply(indexes, &mut batch, p, threads);
                 let result = checkpoint(indexes, p, true);
                 flushes.push((reply, result));
+            }
+            Job::SettleHubs(reply) => {
+                apply(indexes, &mut batch, p, threads);
+                let result = if p.frozen {
+                    Ok(())
+                } else {
+                    hub_batch(indexes, usize::MAX)
+                };
+                let _ = reply.send(result);
             }
             Job::Compact { force, reply } => {
                 apply(indexes, &mut batch, p, threads);
@@ -306,7 +369,7 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                     Ok(())
                 }
             }
-            Job::Flush(_) | Job::Compact { .. } | Job::Restart(_) => Ok(()),
+            Job::Flush(_) | Job::SettleHubs(_) | Job::Compact { .. } | Job::Restart(_) => Ok(()),
             #[cfg(test)]
             Job::Panic => panic!("injected indexer panic"),
         };
@@ -394,6 +457,14 @@ fn checkpoint(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<()> {
                 }
             }
         }
+    }
+    // Hubness values computed while the graph did not change are saved
+    // beside the graph already on disk (a no-op when none changed).
+    if force || now - p.last_hub_save >= SAVE_INTERVAL {
+        if let Some(v) = indexes.vectors() {
+            v.save_hubs();
+        }
+        p.last_hub_save = now;
     }
     outcome
 }

@@ -14,6 +14,8 @@ mod graph_rank;
 mod graph_read;
 mod graph_write;
 mod health;
+#[cfg(test)]
+mod hub_tests;
 mod indexer;
 mod indexes;
 mod maintenance;
@@ -308,6 +310,15 @@ impl Engine {
     /// Block until every write so far is in the indexes, committed and saved.
     pub fn flush(&self) -> Result<()> {
         self.indexer.as_ref().map_or(Ok(()), |ix| ix.flush())
+    }
+
+    /// Block until every write so far is in the indexes and every stored
+    /// vector has its hubness value (see `crate::vector::HUB_PENALTY`): the
+    /// end of a batch such as `index_project`, whose first search should not
+    /// rank without them. Costs one neighbour search per vector waiting (and
+    /// per vector of a group that grew by a quarter since its last full pass).
+    pub fn settle_hubness(&self) -> Result<()> {
+        self.indexer.as_ref().map_or(Ok(()), |ix| ix.settle_hubs())
     }
 
     /// Sizes and health of the derived indexes.

@@ -13,11 +13,18 @@ use crate::memory::{Memory, validate_namespace};
 use crate::store::memories::Memories;
 use crate::store::table;
 use crate::text;
+use crate::vector::VectorIndex;
 
 /// At most this many results per query (docs/retrieval.md).
 pub const MAX_RESULTS: usize = 50;
 /// Candidates each signal contributes to a recall pool.
 const RECALL_POOL: usize = 100;
+/// Vector search fetches `limit * HUB_WIDEN + HUB_SLACK` nearest by cosine
+/// before ranking by the hubness-penalised cosine: a vector with a low
+/// hubness value can overtake a few above it (the penalty spans about a
+/// tenth of a cosine).
+const HUB_WIDEN: usize = 2;
+const HUB_SLACK: usize = 10;
 
 /// Per-signal scores of a hit; `fused` is what it was ranked by.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -82,8 +89,28 @@ impl Engine {
         Ok(Some(vector.iter().map(|x| x / norm).collect()))
     }
 
-    /// Nearest neighbours by cosine similarity.
+    /// Nearest neighbours by cosine similarity less each one's hubness
+    /// penalty (`crate::vector::HUB_PENALTY`): `scores.vector` is the plain
+    /// cosine, `scores.fused` what the hits are ranked by.
     pub fn search_vector(&self, query: &SearchQuery<'_>, vector: &[f32]) -> Result<Vec<Hit>> {
+        Self::check_query(query)?;
+        let Some(q) = self.query_vector(vector)? else {
+            return Ok(Vec::new());
+        };
+        let mut found = self.vector_hits(query, &q, query.limit * HUB_WIDEN + HUB_SLACK)?;
+        if let Some(index) = self.indexes.vectors() {
+            let keys: Vec<u64> = found.iter().map(|h| h.key).collect();
+            for (h, penalty) in found.iter_mut().zip(index.hub_penalties(&keys)) {
+                h.scores.fused -= penalty;
+            }
+        }
+        sort_best_first(&mut found);
+        found.truncate(query.limit);
+        Ok(found)
+    }
+
+    /// Nearest neighbours by plain cosine (thresholds on similarity read it).
+    fn search_cosine(&self, query: &SearchQuery<'_>, vector: &[f32]) -> Result<Vec<Hit>> {
         Self::check_query(query)?;
         let Some(q) = self.query_vector(vector)? else {
             return Ok(Vec::new());
@@ -171,7 +198,8 @@ impl Engine {
                 .1
                 .bm25 = h.scores.bm25;
         }
-        let ranked = ranked_keys(&pool, options);
+        let hubs = self.indexes.vectors();
+        let ranked = ranked_keys(&pool, options, hubs.as_deref());
         if options.weights.ppr > 0.0 {
             self.add_graph_signal(query, text, &ranked, &mut pool);
         }
@@ -193,7 +221,7 @@ impl Engine {
                 s.bm25 = s.bm25.or(bm25_floor);
             }
         }
-        let mut out: Vec<Hit> = fused_hits(&pool, options);
+        let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
         out.truncate(query.limit);
         Ok(out)
     }
@@ -209,7 +237,7 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<(Memory, f32)>> {
         let query = SearchQuery::memories(namespace, (limit + 1).min(MAX_RESULTS));
-        let mut found = self.search_vector(&query, vector)?;
+        let mut found = self.search_cosine(&query, vector)?;
         // Only the rows that can be returned are read from the store.
         found.retain(|h| h.scores.vector.unwrap_or(0.0) >= threshold);
         let mut out = self.memories_for(&found)?;
@@ -250,19 +278,26 @@ fn text_scopes(query: &SearchQuery<'_>) -> Vec<String> {
 }
 
 /// Pool keys best first by a preliminary fusion of the signals so far.
-fn ranked_keys(pool: &Pool, options: &RecallOptions) -> Vec<u64> {
-    fused_hits(pool, options)
+fn ranked_keys(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) -> Vec<u64> {
+    fused_hits(pool, options, hubs)
         .into_iter()
         .map(|h| h.key)
         .collect()
 }
 
-/// Fuse the pool's signals into hits, best first.
-fn fused_hits(pool: &Pool, options: &RecallOptions) -> Vec<Hit> {
+/// Fuse the pool's signals into hits, best first. The vector signal fused
+/// is the cosine less the hubness penalty; the hits keep the plain cosine.
+fn fused_hits(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) -> Vec<Hit> {
     let keys: Vec<u64> = pool.keys().copied().collect();
     let kinds: Vec<Kind> = keys.iter().map(|k| pool[k].0).collect();
     let signals: Vec<Signals> = keys.iter().map(|k| pool[k].1).collect();
-    let fused = fuse(&kinds, &signals, options.weights, options.mode);
+    let mut penalised = signals.clone();
+    if let Some(index) = hubs {
+        for (s, penalty) in penalised.iter_mut().zip(index.hub_penalties(&keys)) {
+            s.vector = s.vector.map(|cosine| cosine - penalty);
+        }
+    }
+    let fused = fuse(&kinds, &penalised, options.weights, options.mode);
     let mut out: Vec<Hit> = keys
         .into_iter()
         .zip(kinds)
@@ -279,13 +314,18 @@ fn fused_hits(pool: &Pool, options: &RecallOptions) -> Vec<Hit> {
             },
         })
         .collect();
-    out.sort_by(|a, b| {
+    sort_best_first(&mut out);
+    out
+}
+
+/// Hits by fused score, best first (ties by key, for determinism).
+fn sort_best_first(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
         b.scores
             .fused
             .total_cmp(&a.scores.fused)
             .then(a.key.cmp(&b.key))
     });
-    out
 }
 
 fn hits(catalog: &Catalog, found: Vec<(u64, f32)>, scores: impl Fn(f32) -> Scores) -> Vec<Hit> {

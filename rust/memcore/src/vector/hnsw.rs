@@ -363,6 +363,17 @@ impl Hnsw {
         self.dim
     }
 
+    /// The folder of the graph's files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Save counter of the graph last saved or loaded (files saved beside it
+    /// name it, to be read back only with that graph).
+    pub fn generation(&self) -> u64 {
+        *self.generation.read()
+    }
+
     /// Vectors present (tombstones excluded).
     pub fn len(&self) -> usize {
         self.index.read().size()

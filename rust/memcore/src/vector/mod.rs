@@ -4,6 +4,7 @@
 
 mod exact;
 mod hnsw;
+mod hub;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
@@ -16,6 +17,7 @@ use crate::catalog::{Catalog, Filter};
 use crate::error::Result;
 pub use exact::{dot, top_k};
 pub use hnsw::{Hnsw, HnswParams, SavedGraph};
+pub use hub::{HUB_NEIGHBOURS, HUB_PENALTY};
 
 /// A normalised vector shared between the pending buffer and the indexer.
 pub type SharedVector = Arc<[f32]>;
@@ -48,6 +50,8 @@ pub struct VectorIndex {
     /// score exactly and the graph is never saved (the store is marked for
     /// a rebuild at the next open).
     in_doubt: AtomicBool,
+    /// Hubness values of the stored vectors (see [`hub`]).
+    hubs: hub::Hubness,
 }
 
 impl VectorIndex {
@@ -65,7 +69,9 @@ impl VectorIndex {
             hnsw,
             pending: RwLock::new(HashMap::default()),
             in_doubt: AtomicBool::new(false),
+            hubs: hub::Hubness::default(),
         };
+        index.hubs.load(dir, index.hnsw.generation());
         Ok((index, seq, warning))
     }
 
@@ -79,12 +85,21 @@ impl VectorIndex {
         !self.in_doubt.load(Ordering::SeqCst)
     }
 
-    /// Save the graph as covering `seq`, unless it is in doubt.
+    /// Save the graph as covering `seq`, unless it is in doubt, and the
+    /// hubness values beside it.
     pub fn save(&self, seq: i64) -> Result<()> {
         if self.graph_trusted() {
-            self.hnsw.save(seq)
-        } else {
-            Ok(())
+            self.hnsw.save(seq)?;
+            self.save_hubs();
+        }
+        Ok(())
+    }
+
+    /// Save the hubness values, when they changed, beside the graph last
+    /// saved (best effort: missing values are recomputed after an open).
+    pub fn save_hubs(&self) {
+        if self.graph_trusted() {
+            self.hubs.save(self.hnsw.dir(), self.hnsw.generation());
         }
     }
 
@@ -101,6 +116,7 @@ impl VectorIndex {
         // none sees a vector in both the new graph and the buffer.
         let mut pending = self.pending.write();
         self.hnsw.install(saved);
+        self.hubs.load(self.hnsw.dir(), self.hnsw.generation());
         let before = pending.len();
         pending.retain(|key, _| !self.hnsw.contains(*key));
         before - pending.len()
@@ -135,6 +151,8 @@ impl VectorIndex {
         retired: &[u64],
         threads: usize,
     ) -> Result<()> {
+        self.hubs.added(added.iter().map(|(key, _)| *key));
+        self.hubs.retired(retired);
         if !self.graph_trusted() {
             let mut pending = self.pending.write();
             for key in retired {
@@ -316,6 +334,7 @@ impl VectorIndex {
     /// Drop everything (a reset, or a rebuild: the fresh graph is trusted).
     pub fn clear(&self) -> Result<()> {
         self.pending.write().clear();
+        self.hubs.clear();
         self.hnsw.clear()?;
         self.in_doubt.store(false, Ordering::SeqCst);
         Ok(())

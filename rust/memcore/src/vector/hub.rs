@@ -1,0 +1,540 @@
+//! Hubness reduction for the vector signal.
+//!
+//! With MiniLM some stored vectors (generic code, small talk) sit close to
+//! many others and come up for every query. Each stored vector gets a
+//! hubness value h(key): the mean cosine of its [`HUB_NEIGHBOURS`] nearest
+//! other vectors of the same namespace and kind (a tenant's data never
+//! shifts another's ranking). Ranking and fusion use
+//! `cos(q, d) - HUB_PENALTY * h(d)` (a CSLS-style penalty); the cosine
+//! callers read as similarity stays plain.
+//!
+//! The values are computed off the write path, by the background indexer:
+//! new vectors get one in small batches, and a namespace+kind group that grew
+//! by more than a quarter since its last full pass is recomputed whole (new
+//! vectors change their neighbours' values too). A key without a value yet
+//! counts as the mean of the known values, so it is neither favoured nor
+//! penalised.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use parking_lot::{Mutex, RwLock};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::VectorIndex;
+use crate::catalog::{Catalog, Filter, Sym};
+use crate::error::Result;
+use crate::fsutil::write_atomic;
+use crate::kind::{Kind, KindSet};
+use crate::temporal::{ValidAt, now_micros};
+
+/// Neighbours whose mean cosine is a vector's hubness value.
+///
+/// With [`HUB_PENALTY`], chosen on the even CoSQA queries and read on the odd
+/// ones (every k from 5 to 50 with every penalty from 0.1 to 0.4 beat the
+/// plain cosine); LoCoMo checked it for memories and turns
+/// (`benches/results/quality-experiments.md`, section 12).
+pub const HUB_NEIGHBOURS: usize = 10;
+/// Weight of the hubness value subtracted from the cosine (see [`HUB_NEIGHBOURS`]).
+pub const HUB_PENALTY: f32 = 0.25;
+/// A group is recomputed whole once it holds this many times the vectors
+/// it held at its last full pass.
+const REFRESH_GROWTH: f64 = 1.25;
+
+/// Hubness values by key, with their running sum for the mean.
+#[derive(Debug, Default)]
+pub(super) struct HubValues {
+    values: HashMap<u64, f32>,
+    sum: f64,
+}
+
+impl HubValues {
+    fn insert(&mut self, key: u64, value: f32) {
+        if let Some(old) = self.values.insert(key, value) {
+            self.sum -= f64::from(old);
+        }
+        self.sum += f64::from(value);
+    }
+
+    fn remove(&mut self, key: u64) {
+        if let Some(old) = self.values.remove(&key) {
+            self.sum -= f64::from(old);
+        }
+    }
+
+    /// The mean of the known values (0 when none is known: plain cosines).
+    fn mean(&self) -> f32 {
+        if self.values.is_empty() {
+            0.0
+        } else {
+            (self.sum / self.values.len() as f64) as f32
+        }
+    }
+
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u64, f32)> + '_ {
+        self.values.iter().map(|(k, v)| (*k, *v))
+    }
+
+    pub(super) fn from_entries(entries: impl IntoIterator<Item = (u64, f32)>) -> Self {
+        let mut out = HubValues::default();
+        for (key, value) in entries {
+            out.insert(key, value);
+        }
+        out
+    }
+}
+
+/// The indexer's queue of hubness work.
+#[derive(Debug, Default)]
+struct HubWork {
+    /// Keys added to the index that have no value yet, oldest first.
+    fresh: VecDeque<u64>,
+    /// Keys of groups being recomputed whole (they keep their old value meanwhile).
+    refresh: VecDeque<u64>,
+    /// Size of each namespace+kind group at its last full pass.
+    refreshed: HashMap<(Sym, Kind), usize>,
+    /// Whether the keys present at open were checked for missing values.
+    scanned: bool,
+}
+
+/// Hubness values and the work of keeping them (held by [`VectorIndex`]).
+#[derive(Debug, Default)]
+pub(super) struct Hubness {
+    pub(super) values: RwLock<HubValues>,
+    work: Mutex<HubWork>,
+    /// Values changed since they were last saved.
+    dirty: std::sync::atomic::AtomicBool,
+}
+
+impl Hubness {
+    /// New vectors in the index: queue them for a value.
+    pub(super) fn added(&self, keys: impl Iterator<Item = u64>) {
+        self.work.lock().fresh.extend(keys);
+    }
+
+    /// Retired vectors lose their value.
+    pub(super) fn retired(&self, keys: &[u64]) {
+        if keys.is_empty() {
+            return;
+        }
+        let mut values = self.values.write();
+        for key in keys {
+            values.remove(*key);
+        }
+    }
+
+    /// Forget every value and all queued work (a reset or a rebuild).
+    pub(super) fn clear(&self) {
+        *self.values.write() = HubValues::default();
+        *self.work.lock() = HubWork::default();
+    }
+
+    /// Start with the values saved beside graph `generation` in `dir`, if
+    /// any (keys without one are found by the first step's scan).
+    pub(super) fn load(&self, dir: &Path, generation: u64) {
+        if let Some(values) = read_values(dir, generation) {
+            *self.values.write() = values;
+            *self.work.lock() = HubWork::default();
+        }
+    }
+
+    /// Save the values beside graph `generation` when they changed since the
+    /// last save. Best effort: a file that is missing or belongs to another
+    /// generation only means the values are recomputed after the next open.
+    pub(super) fn save(&self, dir: &Path, generation: u64) {
+        if !self.dirty.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let entries: Vec<(u64, f32)> = self.values.read().entries().collect();
+        if write_values(dir, generation, &entries).is_err() {
+            self.dirty.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The file of the values, beside the graph's files.
+const VALUES_FILE: &str = "hubness.bin";
+/// First bytes of that file (the layout's name and version).
+const MAGIC: &[u8; 8] = b"MCHUBS1\n";
+
+/// `MAGIC`, the graph generation, the count, `(key u64, value f32)` pairs
+/// (little-endian), then the CRC-32 of all of it.
+fn write_values(dir: &Path, generation: u64, entries: &[(u64, f32)]) -> Result<()> {
+    let mut bytes = Vec::with_capacity(28 + entries.len() * 12);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&generation.to_le_bytes());
+    bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    for (key, value) in entries {
+        bytes.extend_from_slice(&key.to_le_bytes());
+        bytes.extend_from_slice(&value.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+    write_atomic(&dir.join(VALUES_FILE), &bytes)
+}
+
+/// The values saved beside graph `generation`; None when the file is
+/// missing, damaged or belongs to another save of the graph.
+fn read_values(dir: &Path, generation: u64) -> Option<HubValues> {
+    let bytes = std::fs::read(dir.join(VALUES_FILE)).ok()?;
+    let (body, crc) = bytes.split_last_chunk::<4>()?;
+    if crc32fast::hash(body) != u32::from_le_bytes(*crc) {
+        return None;
+    }
+    let rest = body.strip_prefix(MAGIC)?;
+    let (saved_generation, rest) = rest.split_first_chunk::<8>()?;
+    let (count, pairs) = rest.split_first_chunk::<8>()?;
+    if u64::from_le_bytes(*saved_generation) != generation
+        || u64::from_le_bytes(*count) as usize * 12 != pairs.len()
+    {
+        return None;
+    }
+    let entries = pairs.chunks_exact(12).map(|pair| {
+        let (key, value) = pair.split_at(8);
+        let key = u64::from_le_bytes(key.try_into().unwrap_or_default());
+        let value = f32::from_le_bytes(value.try_into().unwrap_or_default());
+        (key, value)
+    });
+    Some(HubValues::from_entries(entries))
+}
+
+impl VectorIndex {
+    /// What ranking subtracts from each key's cosine: `HUB_PENALTY * h(key)`,
+    /// the mean value for a key without one (one lock for all).
+    pub fn hub_penalties(&self, keys: &[u64]) -> Vec<f32> {
+        let values = self.hubs.values.read();
+        let mean = values.mean();
+        keys.iter()
+            .map(|k| HUB_PENALTY * values.values.get(k).copied().unwrap_or(mean))
+            .collect()
+    }
+
+    /// Whether hubness work is waiting (the indexer keeps stepping while so).
+    pub fn hub_work_pending(&self) -> bool {
+        let work = self.hubs.work.lock();
+        !work.scanned || !work.fresh.is_empty() || !work.refresh.is_empty()
+    }
+
+    /// Compute up to `budget` hubness values: new keys first, then the keys
+    /// of groups being recomputed. Returns how many were computed.
+    ///
+    /// The catalog is read-locked per key, never for the whole batch, so
+    /// writers wait no longer than one search.
+    pub fn hub_step(&self, catalog: &RwLock<Catalog>, budget: usize) -> Result<usize> {
+        if !self.hubs.work.lock().scanned {
+            self.scan_for_missing(catalog);
+        }
+        let mut done = 0;
+        let mut grown: HashSet<(Sym, Kind)> = HashSet::default();
+        while done < budget {
+            let next = {
+                let mut work = self.hubs.work.lock();
+                match work.fresh.pop_front() {
+                    Some(key) => Some((key, true)),
+                    None => work.refresh.pop_front().map(|key| (key, false)),
+                }
+            };
+            let Some((key, fresh)) = next else { break };
+            if let Some(group) = self.compute_hub(catalog, key)? {
+                done += 1;
+                if fresh {
+                    grown.insert(group);
+                }
+            }
+            // Check growth after each batch of new keys, before the refresh
+            // queue is served (so a grown group is recomputed in order).
+            if fresh && self.hubs.work.lock().fresh.is_empty() {
+                self.queue_grown_groups(catalog, &grown);
+                grown.clear();
+            }
+        }
+        if !grown.is_empty() {
+            self.queue_grown_groups(catalog, &grown);
+        }
+        if done > 0 {
+            self.hubs.dirty.store(true, Ordering::SeqCst);
+        }
+        Ok(done)
+    }
+
+    /// Give up the queued work (after a failure): keys without a value keep
+    /// counting as the mean until the next open scans for them again.
+    pub fn drop_hub_work(&self) {
+        let mut work = self.hubs.work.lock();
+        work.fresh.clear();
+        work.refresh.clear();
+        work.scanned = true;
+    }
+
+    /// Finish every queued value (see [`VectorIndex::hub_step`]).
+    pub fn settle_hubs(&self, catalog: &RwLock<Catalog>) -> Result<()> {
+        while self.hub_work_pending() {
+            self.hub_step(catalog, usize::MAX)?;
+        }
+        Ok(())
+    }
+
+    /// Queue the keys present without a value (after open, or after values
+    /// were loaded from disk), and take each group's size as its last full
+    /// pass when most of it already has values.
+    fn scan_for_missing(&self, catalog: &RwLock<Catalog>) {
+        let catalog = catalog.read();
+        let values = self.hubs.values.read();
+        let mut work = self.hubs.work.lock();
+        let mut with_value: HashMap<(Sym, Kind), usize> = HashMap::default();
+        for key in catalog.keys() {
+            let Some(meta) = catalog.get(key) else {
+                continue;
+            };
+            if values.values.contains_key(&key) {
+                *with_value.entry((meta.namespace, meta.kind)).or_default() += 1;
+            } else if self.has_vector(key) {
+                work.fresh.push_back(key);
+            }
+        }
+        for (group, count) in with_value {
+            work.refreshed.entry(group).or_insert(count);
+        }
+        work.scanned = true;
+    }
+
+    /// Queue the whole of each group in `groups` that outgrew its last full pass.
+    fn queue_grown_groups(&self, catalog: &RwLock<Catalog>, groups: &HashSet<(Sym, Kind)>) {
+        let catalog = catalog.read();
+        let mut work = self.hubs.work.lock();
+        for &(namespace, kind) in groups {
+            let keys = catalog.group_keys(namespace, kind);
+            let last = work.refreshed.get(&(namespace, kind)).copied().unwrap_or(0);
+            if keys.len() as f64 > last as f64 * REFRESH_GROWTH {
+                work.refreshed.insert((namespace, kind), keys.len());
+                work.refresh.extend(keys);
+            }
+        }
+    }
+
+    fn has_vector(&self, key: u64) -> bool {
+        self.pending.read().contains_key(&key) || self.hnsw.contains(key)
+    }
+
+    /// Compute and store `key`'s value; returns its group, or None when the
+    /// key is gone, has no vector or has no neighbour in its group.
+    fn compute_hub(&self, catalog: &RwLock<Catalog>, key: u64) -> Result<Option<(Sym, Kind)>> {
+        let Some(vector) = self.vector(key) else {
+            return Ok(None);
+        };
+        let catalog = catalog.read();
+        let Some(meta) = catalog.get(key) else {
+            return Ok(None);
+        };
+        let group = (meta.namespace, meta.kind);
+        let filter = Filter {
+            namespace: meta.namespace,
+            kinds: KindSet::only(meta.kind),
+            thread: None,
+            scope: None,
+            tag: None,
+            exclude_scope: None,
+            valid: ValidAt::Now,
+            now: now_micros(),
+        };
+        let found = self.search(&vector, HUB_NEIGHBOURS + 1, &filter, &catalog)?;
+        drop(catalog);
+        let neighbours: Vec<f32> = found
+            .into_iter()
+            .filter(|(k, _)| *k != key)
+            .take(HUB_NEIGHBOURS)
+            .map(|(_, cosine)| cosine)
+            .collect();
+        if neighbours.is_empty() {
+            return Ok(Some(group));
+        }
+        let value = neighbours.iter().sum::<f32>() / neighbours.len() as f32;
+        self.hubs.values.write().insert(key, value);
+        Ok(Some(group))
+    }
+
+    /// The hubness value of `key`, if computed (tests and diagnostics).
+    pub fn hub_value(&self, key: u64) -> Option<f32> {
+        self.hubs.values.read().values.get(&key).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::DocLabels;
+    use crate::vector::HnswParams;
+
+    const DIM: usize = 8;
+
+    fn unit(v: &[f32]) -> Arc<[f32]> {
+        let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.iter().map(|a| a / norm).collect()
+    }
+
+    /// Axis `i` plus `tilt` times axis `j`, normalised.
+    fn near(i: usize, j: usize, tilt: f32) -> Arc<[f32]> {
+        let mut v = [0.0f32; DIM];
+        v[i] = 1.0;
+        v[j] += tilt;
+        unit(&v)
+    }
+
+    struct Fixture {
+        index: VectorIndex,
+        catalog: RwLock<Catalog>,
+        dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let (index, _, _) =
+                VectorIndex::open(dir.path(), DIM, HnswParams::default(), false).unwrap();
+            Fixture {
+                index,
+                catalog: RwLock::new(Catalog::default()),
+                dir,
+            }
+        }
+
+        fn add(&self, key: u64, namespace: &str, vector: Arc<[f32]>) {
+            self.catalog.write().insert(
+                key,
+                &DocLabels {
+                    kind: Kind::Memory,
+                    namespace,
+                    thread: None,
+                    scope: None,
+                    tag: None,
+                    valid_from: 0,
+                    valid_end: None,
+                    superseded: false,
+                },
+            );
+            self.index.stage(key, vector.clone());
+            self.index.apply(&[(key, vector)], &[], 1).unwrap();
+        }
+
+        fn settle(&self) {
+            self.index.settle_hubs(&self.catalog).unwrap();
+        }
+    }
+
+    /// Key 1 sits in a crowd (keys 10..30, all near axis 0), key 2 alone
+    /// near axis 2: a hub and a distinctive vector.
+    fn hub_and_loner(f: &Fixture) {
+        f.add(1, "a", near(0, 1, 1.0));
+        f.add(2, "a", near(2, 3, 0.1));
+        for key in 10..30 {
+            f.add(key, "a", near(0, 3 + (key as usize % 5), 0.2));
+        }
+    }
+
+    #[test]
+    fn a_hub_is_penalised_more_than_a_distinctive_vector() {
+        let f = Fixture::new();
+        hub_and_loner(&f);
+        assert_eq!(
+            f.index.hub_penalties(&[1, 2]),
+            [0.0, 0.0],
+            "no value known yet: plain cosines"
+        );
+        f.settle();
+        let (hub, loner) = (f.index.hub_value(1).unwrap(), f.index.hub_value(2).unwrap());
+        // The hub's ten nearest are crowd members at cosine ~0.69.
+        assert!((hub - 0.69).abs() < 0.02, "{hub}");
+        assert!(loner < 0.05, "{loner}");
+        let penalties = f.index.hub_penalties(&[1, 2]);
+        assert!((penalties[0] - HUB_PENALTY * hub).abs() < 1e-6);
+        assert!(penalties[0] - penalties[1] > 0.15, "{penalties:?}");
+        assert!(!f.index.hub_work_pending());
+    }
+
+    #[test]
+    fn another_namespace_does_not_change_a_value() {
+        let f = Fixture::new();
+        hub_and_loner(&f);
+        f.settle();
+        let before = f.index.hub_value(2).unwrap();
+        // Twenty vectors right beside the loner, in another namespace: its
+        // group (namespace "a", memories) grew by nothing.
+        for key in 100..120 {
+            f.add(key, "b", near(2, 3, 0.1 + key as f32 * 1e-3));
+        }
+        f.settle();
+        assert!((f.index.hub_value(2).unwrap() - before).abs() < 1e-6);
+        assert!(f.index.hub_value(100).unwrap() > 0.99, "b's own crowd");
+        // The same vectors in namespace "a" do raise it (the group grew
+        // past a quarter, so it was recomputed whole).
+        for key in 200..220 {
+            f.add(key, "a", near(2, 3, 0.1 + key as f32 * 1e-4));
+        }
+        f.settle();
+        assert!(f.index.hub_value(2).unwrap() > 0.99);
+    }
+
+    #[test]
+    fn a_key_without_a_value_counts_as_the_mean() {
+        let f = Fixture::new();
+        hub_and_loner(&f);
+        f.settle();
+        let known: Vec<u64> = [1, 2].into_iter().chain(10..30).collect();
+        let mean = known
+            .iter()
+            .map(|k| f.index.hub_value(*k).unwrap())
+            .sum::<f32>()
+            / known.len() as f32;
+        f.add(50, "a", near(5, 6, 0.5));
+        assert_eq!(f.index.hub_value(50), None);
+        let penalty = f.index.hub_penalties(&[50])[0];
+        assert!(
+            (penalty - HUB_PENALTY * mean).abs() < 1e-5,
+            "{penalty} vs {mean}"
+        );
+        // A retired key's value leaves the mean.
+        f.catalog.write().remove(1);
+        f.index.apply(&[], &[1], 1).unwrap();
+        assert_eq!(f.index.hub_value(1), None);
+        let rest = known[1..]
+            .iter()
+            .map(|k| f.index.hub_value(*k).unwrap())
+            .sum::<f32>()
+            / (known.len() - 1) as f32;
+        let penalty = f.index.hub_penalties(&[50])[0];
+        assert!((penalty - HUB_PENALTY * rest).abs() < 1e-5);
+    }
+
+    #[test]
+    fn values_are_saved_with_the_graph_and_read_back_only_with_it() {
+        let f = Fixture::new();
+        hub_and_loner(&f);
+        f.settle();
+        f.index.save(7).unwrap();
+        let hub = f.index.hub_value(1).unwrap();
+        let dir = f.dir.path();
+        let (reopened, seq, _) = VectorIndex::open(dir, DIM, HnswParams::default(), false).unwrap();
+        assert_eq!(seq, 7);
+        assert_eq!(reopened.hub_value(1), Some(hub));
+        assert_eq!(reopened.hub_value(2), f.index.hub_value(2));
+
+        // Values of another save of the graph, or damaged ones, are dropped
+        // (recomputed in the background).
+        let path = dir.join(VALUES_FILE);
+        let saved = std::fs::read(&path).unwrap();
+        let generation = reopened.hnsw().generation();
+        write_values(dir, generation + 1, &[(1, 0.5)]).unwrap();
+        let (other, _, _) = VectorIndex::open(dir, DIM, HnswParams::default(), false).unwrap();
+        assert_eq!(other.hub_value(1), None);
+        let mut flipped = saved.clone();
+        flipped[30] ^= 0x01;
+        std::fs::write(&path, flipped).unwrap();
+        let (damaged, _, warning) =
+            VectorIndex::open(dir, DIM, HnswParams::default(), false).unwrap();
+        assert_eq!((damaged.hub_value(1), warning), (None, None));
+        assert!(damaged.hub_work_pending(), "missing values are queued");
+    }
+}

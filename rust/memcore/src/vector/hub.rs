@@ -275,26 +275,26 @@ impl VectorIndex {
         Ok(())
     }
 
-    /// Queue the keys present without a value (after open, or after values
-    /// were loaded from disk), and take each group's size as its last full
-    /// pass when most of it already has values.
+    /// Queue the keys present without a value (after open, with or without
+    /// values read from disk). Each group's present size counts as its last
+    /// full pass: the missing values are computed against the whole group as
+    /// it is, and the values read back were current when last saved.
     fn scan_for_missing(&self, catalog: &RwLock<Catalog>) {
         let catalog = catalog.read();
         let values = self.hubs.values.read();
         let mut work = self.hubs.work.lock();
-        let mut with_value: HashMap<(Sym, Kind), usize> = HashMap::default();
+        let mut sizes: HashMap<(Sym, Kind), usize> = HashMap::default();
         for key in catalog.keys() {
             let Some(meta) = catalog.get(key) else {
                 continue;
             };
-            if values.values.contains_key(&key) {
-                *with_value.entry((meta.namespace, meta.kind)).or_default() += 1;
-            } else if self.has_vector(key) {
+            *sizes.entry((meta.namespace, meta.kind)).or_default() += 1;
+            if !values.values.contains_key(&key) && self.has_vector(key) {
                 work.fresh.push_back(key);
             }
         }
-        for (group, count) in with_value {
-            work.refreshed.entry(group).or_insert(count);
+        for (group, size) in sizes {
+            work.refreshed.entry(group).or_insert(size);
         }
         work.scanned = true;
     }

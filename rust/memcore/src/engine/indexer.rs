@@ -40,6 +40,12 @@ const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Hubness values computed between two looks at the job queue: about 30 ms
 /// of searches at 100k vectors, so new writes still reach the indexes at once.
 const HUB_BATCH: usize = 64;
+/// Hubness values wait while more vectors than this are pending (a bulk
+/// ingest the graph has not caught up with): each neighbour search scans the
+/// pending buffer, and a value computed before the graph holds the batch
+/// would be recomputed anyway. Computed beside an ingest of 100k, they
+/// slowed the graph's inserts several times over.
+const HUB_MAX_PENDING: usize = 1024;
 
 /// One unit of index work. `to_text`/`to_vectors` say which index still
 /// needs it (a replay after a crash may concern only one of them).
@@ -203,8 +209,12 @@ impl Drop for Indexer {
 fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: usize) {
     loop {
         let mut round = Vec::new();
-        // Waiting hubness work: only look at the queue, then compute a batch.
-        let hub_work = !progress.frozen && indexes.vectors().is_some_and(|v| v.hub_work_pending());
+        // Waiting hubness work, the graph caught up: only look at the queue,
+        // then compute a batch.
+        let hub_work = !progress.frozen
+            && indexes.vectors().is_some_and(|v| {
+                v.hub_work_pending() && v.graph_trusted() && v.pending_len() <= HUB_MAX_PENDING
+            });
         let wait = if hub_work {
             Duration::ZERO
         } else {

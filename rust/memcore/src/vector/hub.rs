@@ -92,6 +92,9 @@ struct HubWork {
     fresh: VecDeque<u64>,
     /// Keys of groups being recomputed whole (they keep their old value meanwhile).
     refresh: VecDeque<u64>,
+    /// The keys in `refresh` (a group growing again before its pass is done
+    /// does not queue them twice).
+    in_refresh: HashSet<u64>,
     /// Size of each namespace+kind group at its last full pass.
     refreshed: HashMap<(Sym, Kind), usize>,
     /// Whether the keys present at open were checked for missing values.
@@ -232,7 +235,10 @@ impl VectorIndex {
                 let mut work = self.hubs.work.lock();
                 match work.fresh.pop_front() {
                     Some(key) => Some((key, true)),
-                    None => work.refresh.pop_front().map(|key| (key, false)),
+                    None => work.refresh.pop_front().map(|key| {
+                        work.in_refresh.remove(&key);
+                        (key, false)
+                    }),
                 }
             };
             let Some((key, fresh)) = next else { break };
@@ -264,6 +270,7 @@ impl VectorIndex {
         let mut work = self.hubs.work.lock();
         work.fresh.clear();
         work.refresh.clear();
+        work.in_refresh.clear();
         work.scanned = true;
     }
 
@@ -308,7 +315,11 @@ impl VectorIndex {
             let last = work.refreshed.get(&(namespace, kind)).copied().unwrap_or(0);
             if keys.len() as f64 > last as f64 * REFRESH_GROWTH {
                 work.refreshed.insert((namespace, kind), keys.len());
-                work.refresh.extend(keys);
+                for key in keys {
+                    if work.in_refresh.insert(key) {
+                        work.refresh.push_back(key);
+                    }
+                }
             }
         }
     }

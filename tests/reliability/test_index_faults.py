@@ -179,7 +179,7 @@ def test_damage_to_any_index_file_never_crashes_or_loses_a_memory(
             assert report["read_only"]["warnings"], f"{case}: read-only open must say so"
             assert writable["warnings"], f"{case}: the set-aside must be reported"
             assert writable["status"] == "degraded", case
-            aside = list((store / "index").glob("*.corrupt-*"))
+            aside = list((store / "index").rglob("*.corrupt-*"))
             assert aside, f"{case}: the damaged files are kept aside"
         # Healed: the next open finds sound files and says nothing.
         reopened = report["reopened"]

@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::VectorIndex;
 use crate::catalog::{Catalog, Filter, Sym};
 use crate::error::Result;
-use crate::fsutil::write_atomic;
+use crate::fsutil::{set_aside, write_atomic};
 use crate::kind::{Kind, KindSet};
 use crate::temporal::{ValidAt, now_micros};
 
@@ -134,11 +134,36 @@ impl Hubness {
     }
 
     /// Start with the values saved beside graph `generation` in `dir`, if
-    /// any (keys without one are found by the first step's scan).
-    pub(super) fn load(&self, dir: &Path, generation: u64) {
-        if let Some(values) = read_values(dir, generation) {
-            *self.values.write() = values;
-            *self.work.lock() = HubWork::default();
+    /// any (keys without one are found by the first step's scan). A values
+    /// file of another save of the graph is quietly ignored (a crash between
+    /// the two writes); a damaged one is set aside (unless `read_only`) and
+    /// reported, and the values are computed again.
+    pub(super) fn load(&self, dir: &Path, generation: u64, read_only: bool) -> Option<String> {
+        let path = dir.join(VALUES_FILE);
+        match read_values(&path, generation) {
+            Ok(Some(values)) => {
+                *self.values.write() = values;
+                *self.work.lock() = HubWork::default();
+                None
+            }
+            Ok(None) => None,
+            Err(why) if read_only => Some(format!(
+                "The vector hubness values at {} are damaged ({why}); this read-only \
+                 instance ranks vectors without them until the store is opened for writing.",
+                path.display()
+            )),
+            Err(why) => Some(match set_aside(&path) {
+                Ok(aside) => format!(
+                    "The vector hubness values were damaged ({why}); they were moved to {} \
+                     and are being computed again.",
+                    aside.display()
+                ),
+                Err(e) => format!(
+                    "The vector hubness values at {} are damaged ({why}) and could not be \
+                     moved aside ({e}); they are being computed again.",
+                    path.display()
+                ),
+            }),
         }
     }
 
@@ -177,21 +202,32 @@ fn write_values(dir: &Path, generation: u64, entries: &[(u64, f32)]) -> Result<(
     write_atomic(&dir.join(VALUES_FILE), &bytes)
 }
 
-/// The values saved beside graph `generation`; None when the file is
-/// missing, damaged or belongs to another save of the graph.
-fn read_values(dir: &Path, generation: u64) -> Option<HubValues> {
-    let bytes = std::fs::read(dir.join(VALUES_FILE)).ok()?;
-    let (body, crc) = bytes.split_last_chunk::<4>()?;
+/// The values in `path` if saved beside graph `generation`: `Ok(None)` when
+/// the file is missing or belongs to another save, `Err` (why) when damaged.
+fn read_values(path: &Path, generation: u64) -> std::result::Result<Option<HubValues>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("unreadable: {e}")),
+    };
+    let Some((body, crc)) = bytes.split_last_chunk::<4>() else {
+        return Err("the file is truncated".to_owned());
+    };
     if crc32fast::hash(body) != u32::from_le_bytes(*crc) {
-        return None;
+        return Err("the file fails its checksum".to_owned());
     }
-    let rest = body.strip_prefix(MAGIC)?;
-    let (saved_generation, rest) = rest.split_first_chunk::<8>()?;
-    let (count, pairs) = rest.split_first_chunk::<8>()?;
-    if u64::from_le_bytes(*saved_generation) != generation
-        || u64::from_le_bytes(*count) as usize * 12 != pairs.len()
-    {
-        return None;
+    let header = body
+        .strip_prefix(MAGIC)
+        .and_then(|rest| rest.split_first_chunk::<8>())
+        .and_then(|(saved, rest)| rest.split_first_chunk::<8>().map(|(n, p)| (saved, n, p)));
+    let Some((saved_generation, count, pairs)) = header else {
+        return Err("not a hubness values file".to_owned());
+    };
+    if u64::from_le_bytes(*count) as usize * 12 != pairs.len() {
+        return Err("its count does not match its length".to_owned());
+    }
+    if u64::from_le_bytes(*saved_generation) != generation {
+        return Ok(None);
     }
     let entries = pairs.chunks_exact(12).map(|pair| {
         let (key, value) = pair.split_at(8);
@@ -199,7 +235,7 @@ fn read_values(dir: &Path, generation: u64) -> Option<HubValues> {
         let value = f32::from_le_bytes(value.try_into().unwrap_or_default());
         (key, value)
     });
-    Some(HubValues::from_entries(entries))
+    Ok(Some(HubValues::from_entries(entries)))
 }
 
 impl VectorIndex {
@@ -544,8 +580,15 @@ mod tests {
         flipped[30] ^= 0x01;
         std::fs::write(&path, flipped).unwrap();
         let (damaged, _, warning) =
+            VectorIndex::open(dir, DIM, HnswParams::default(), true).unwrap();
+        assert_eq!(damaged.hub_value(1), None);
+        assert!(warning.unwrap().contains("read-only"));
+        assert!(path.exists(), "a read-only open moves nothing");
+        let (damaged, _, warning) =
             VectorIndex::open(dir, DIM, HnswParams::default(), false).unwrap();
-        assert_eq!((damaged.hub_value(1), warning), (None, None));
+        assert_eq!(damaged.hub_value(1), None);
+        assert!(warning.unwrap().contains("checksum"));
+        assert!(!path.exists(), "set aside");
         assert!(damaged.hub_work_pending(), "missing values are queued");
     }
 }

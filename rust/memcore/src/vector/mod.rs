@@ -71,8 +71,8 @@ impl VectorIndex {
             in_doubt: AtomicBool::new(false),
             hubs: hub::Hubness::default(),
         };
-        index.hubs.load(dir, index.hnsw.generation());
-        Ok((index, seq, warning))
+        let hub_warning = index.hubs.load(dir, index.hnsw.generation(), read_only);
+        Ok((index, seq, warning.or(hub_warning)))
     }
 
     /// Stop trusting the graph (after a panic during work on it).
@@ -116,7 +116,11 @@ impl VectorIndex {
         // none sees a vector in both the new graph and the buffer.
         let mut pending = self.pending.write();
         self.hnsw.install(saved);
-        self.hubs.load(self.hnsw.dir(), self.hnsw.generation());
+        // A damaged values file was reported at open; this instance ranks
+        // without the values until the writer saves sound ones.
+        let _ = self
+            .hubs
+            .load(self.hnsw.dir(), self.hnsw.generation(), true);
         let before = pending.len();
         pending.retain(|key, _| !self.hnsw.contains(*key));
         before - pending.len()

@@ -73,7 +73,9 @@ def _serve(url: str, replica: str, namespaces: list[str]) -> None:
     def settle(cmd: dict[str, Any]) -> dict[str, Any]:
         # Until the indexer committed what the node applied: a document still pending is
         # scored by the in-memory pending index (exact lengths) rather than tantivy's
-        # quantized ones, so two equal nodes rank alike only once both are settled.
+        # quantized ones, so two equal nodes rank alike only once both are settled. So
+        # do the vectors' hubness values, computed in the background as they came in.
+        native_engine(mem).settle_hubness()
         deadline = time.monotonic() + cmd.get("timeout", 60.0)
         while True:
             health = native_engine(mem).index_status()

@@ -217,15 +217,16 @@ impl Engine {
     /// Record a project's status (the Python indexer reports progress here).
     ///
     /// The status that ends a pass (`idle`, `watching`) is written once the
-    /// new chunks have their hubness values, so the first search after
-    /// `index_project` returns ranks with them. Best effort: a failure there
+    /// namespace's code chunks have their hubness values for the chunks now
+    /// indexed (one neighbour search per chunk, when any changed), so the
+    /// first search after `index_project` returns ranks with them. Best effort: a failure there
     /// is in the index health, and ranking goes on without those values.
     pub fn put_project_status(&self, status: &ProjectStatus) -> Result<()> {
         validate_namespace(&status.namespace)?;
         check_project_id(&status.project_id)?;
         check_status(&status.status)?;
         if matches!(status.status.as_str(), "idle" | "watching") {
-            let _ = self.settle_hubness();
+            let _ = self.settle_hubness_of(&status.namespace, Kind::CodeChunk);
         }
         let mut row = status.clone();
         row.updated_at = now_micros();

@@ -22,8 +22,9 @@ use parking_lot::Mutex;
 
 use super::indexes::Indexes;
 use crate::error::Result;
+use crate::kind::Kind;
 use crate::text::ScopedTerms;
-use crate::vector::SharedVector;
+use crate::vector::{SharedVector, VectorIndex};
 
 /// How often uncommitted text is committed.
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
@@ -68,9 +69,13 @@ pub enum Job {
     },
     /// Commit and save everything before this job, then reply.
     Flush(SyncSender<Result<()>>),
-    /// Apply everything before this job, compute every hubness value still
-    /// waiting (see `crate::vector::VectorIndex::hub_step`), then reply.
-    SettleHubs(SyncSender<Result<()>>),
+    /// Apply everything before this job, settle the hubness values of the
+    /// changed groups, or of one namespace and kind (see
+    /// `crate::vector::VectorIndex::settle_hubs`), then reply.
+    SettleHubs {
+        scope: Option<(String, Kind)>,
+        reply: SyncSender<Result<()>>,
+    },
     /// Compact the indexes (see [`compact`]), then reply.
     Compact {
         force: bool,
@@ -167,10 +172,11 @@ impl Indexer {
         rx.recv().unwrap_or(Ok(()))
     }
 
-    /// Block until every write so far is indexed and has its hubness value.
-    pub fn settle_hubs(&self) -> Result<()> {
+    /// Block until every write so far is indexed and the hubness values of
+    /// the groups it changed (or of `scope` only) are settled.
+    pub fn settle_hubs(&self, scope: Option<(String, Kind)>) -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.send(Job::SettleHubs(tx));
+        self.send(Job::SettleHubs { scope, reply: tx });
         rx.recv().unwrap_or(Ok(()))
     }
 
@@ -242,25 +248,21 @@ fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: u
             return;
         }
         if hub_work && !progress.frozen {
-            let _ = hub_batch(indexes, HUB_BATCH);
+            let _ = hub_guarded(indexes, |v| {
+                v.hub_step(&indexes.catalog, HUB_BATCH).map(|_| ())
+            });
         }
     }
 }
 
-/// Compute up to `budget` hubness values. They only read the indexes, so a
+/// Run hubness work on the vector index. It only reads the indexes, so a
 /// failure or a panic leaves nothing in doubt: it is shown in the health
 /// and the queued work is dropped (values are recomputed at the next open).
-fn hub_batch(indexes: &Indexes, budget: usize) -> Result<()> {
+fn hub_guarded(indexes: &Indexes, work: impl FnOnce(&VectorIndex) -> Result<()>) -> Result<()> {
     let Some(v) = indexes.vectors() else {
         return Ok(());
     };
-    let outcome = match crate::panics::catch(|| {
-        if budget == usize::MAX {
-            v.settle_hubs(&indexes.catalog)
-        } else {
-            v.hub_step(&indexes.catalog, budget).map(|_| ())
-        }
-    }) {
+    let outcome = match crate::panics::catch(|| work(&v)) {
         Ok(outcome) => outcome,
         Err(panic) => Err(crate::error::Error::Index(format!(
             "computing hubness values panicked: {panic}"
@@ -275,6 +277,19 @@ fn hub_batch(indexes: &Indexes, budget: usize) -> Result<()> {
     outcome
 }
 
+/// Settle the hubness values (see [`Job::SettleHubs`]); a namespace the
+/// catalog never saw has nothing to settle.
+fn settle_hubs(indexes: &Indexes, scope: Option<&(String, Kind)>) -> Result<()> {
+    let scope = match scope {
+        None => None,
+        Some((namespace, kind)) => match indexes.catalog.read().sym(namespace) {
+            Some(sym) => Some((sym, *kind)),
+            None => return Ok(()),
+        },
+    };
+    hub_guarded(indexes, |v| v.settle_hubs(&indexes.catalog, scope))
+}
+
 /// One round: apply the jobs, answer flushes and compactions, checkpoint.
 fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usize, open: bool) {
     let mut flushes = Vec::new();
@@ -286,12 +301,12 @@ fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usiz
                 let result = checkpoint(indexes, p, true);
                 flushes.push((reply, result));
             }
-            Job::SettleHubs(reply) => {
+            Job::SettleHubs { scope, reply } => {
                 apply(indexes, &mut batch, p, threads);
                 let result = if p.frozen {
                     Ok(())
                 } else {
-                    hub_batch(indexes, usize::MAX)
+                    settle_hubs(indexes, scope.as_ref())
                 };
                 let _ = reply.send(result);
             }
@@ -379,7 +394,9 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
                     Ok(())
                 }
             }
-            Job::Flush(_) | Job::SettleHubs(_) | Job::Compact { .. } | Job::Restart(_) => Ok(()),
+            Job::Flush(_) | Job::SettleHubs { .. } | Job::Compact { .. } | Job::Restart(_) => {
+                Ok(())
+            }
             #[cfg(test)]
             Job::Panic => panic!("injected indexer panic"),
         };

@@ -312,13 +312,24 @@ impl Engine {
         self.indexer.as_ref().map_or(Ok(()), |ix| ix.flush())
     }
 
-    /// Block until every write so far is in the indexes and every stored
-    /// vector has its hubness value (see `crate::vector::HUB_PENALTY`): the
-    /// end of a batch such as `index_project`, whose first search should not
-    /// rank without them. Costs one neighbour search per vector waiting (and
-    /// per vector of a group that grew by a quarter since its last full pass).
+    /// Block until every write so far is in the indexes and the hubness
+    /// values (see `crate::vector::HUB_PENALTY`) of every namespace and kind
+    /// that changed since it was last settled are computed again for the
+    /// vectors present: rankings then no longer depend on when background
+    /// work ran. Costs one neighbour search per vector of those groups.
     pub fn settle_hubness(&self) -> Result<()> {
-        self.indexer.as_ref().map_or(Ok(()), |ix| ix.settle_hubs())
+        self.indexer
+            .as_ref()
+            .map_or(Ok(()), |ix| ix.settle_hubs(None))
+    }
+
+    /// [`Engine::settle_hubness`] for one namespace's documents of one kind
+    /// (the end of `index_project`, for its code chunks).
+    pub fn settle_hubness_of(&self, namespace: &str, kind: crate::kind::Kind) -> Result<()> {
+        let scope = Some((namespace.to_owned(), kind));
+        self.indexer
+            .as_ref()
+            .map_or(Ok(()), |ix| ix.settle_hubs(scope))
     }
 
     /// Sizes and health of the derived indexes.

@@ -99,6 +99,12 @@ struct HubWork {
     refreshed: HashMap<(Sym, Kind), usize>,
     /// Whether the keys present at open were checked for missing values.
     scanned: bool,
+    /// Groups that gained a vector since they were last settled (see
+    /// [`VectorIndex::settle_hubs`]).
+    changed: HashSet<(Sym, Kind)>,
+    /// A vector was retired since the last settle of every group (its group
+    /// is no longer known: the catalog forgot the key first).
+    retired: bool,
 }
 
 /// Hubness values and the work of keeping them (held by [`VectorIndex`]).
@@ -125,6 +131,7 @@ impl Hubness {
         for key in keys {
             values.remove(*key);
         }
+        self.work.lock().retired = true;
     }
 
     /// Forget every value and all queued work (a reset or a rebuild).
@@ -282,6 +289,7 @@ impl VectorIndex {
                 done += 1;
                 if fresh {
                     grown.insert(group);
+                    self.hubs.work.lock().changed.insert(group);
                 }
             }
             // Check growth after each batch of new keys, before the refresh
@@ -307,13 +315,77 @@ impl VectorIndex {
         work.fresh.clear();
         work.refresh.clear();
         work.in_refresh.clear();
+        work.changed.clear();
+        work.retired = false;
         work.scanned = true;
     }
 
-    /// Finish every queued value (see [`VectorIndex::hub_step`]).
-    pub fn settle_hubs(&self, catalog: &RwLock<Catalog>) -> Result<()> {
-        while self.hub_work_pending() {
-            self.hub_step(catalog, usize::MAX)?;
+    /// Bring the values of every group that changed since it was last
+    /// settled (or only of `scope`, one namespace and kind) to what they are
+    /// for the vectors present now: each of its values is computed again, so
+    /// they no longer depend on when the background work ran (two stores
+    /// holding the same vectors rank alike). Costs one neighbour search per
+    /// vector of those groups; the queued work for them is dropped.
+    pub fn settle_hubs(&self, catalog: &RwLock<Catalog>, scope: Option<(Sym, Kind)>) -> Result<()> {
+        if !self.hubs.work.lock().scanned {
+            self.scan_for_missing(catalog);
+        }
+        let groups: Vec<((Sym, Kind), Vec<u64>)> = {
+            let catalog = catalog.read();
+            let mut work = self.hubs.work.lock();
+            let mut due: HashSet<(Sym, Kind)> = std::mem::take(&mut work.changed);
+            let queued = work.fresh.iter().filter_map(|k| catalog.get(*k));
+            due.extend(queued.map(|m| (m.namespace, m.kind)));
+            if work.retired {
+                due.extend(
+                    catalog
+                        .keys()
+                        .filter_map(|k| catalog.get(k))
+                        .map(|m| (m.namespace, m.kind)),
+                );
+            }
+            if let Some(only) = scope {
+                // The other groups stay due for a later settle.
+                work.changed = due.iter().copied().filter(|g| *g != only).collect();
+                due.retain(|g| *g == only);
+            } else {
+                work.retired = false;
+            }
+            // Their queued work is done here.
+            let in_due = |key: &u64| {
+                catalog
+                    .get(*key)
+                    .is_some_and(|m| due.contains(&(m.namespace, m.kind)))
+            };
+            work.fresh.retain(|k| !in_due(k));
+            let HubWork {
+                refresh,
+                in_refresh,
+                ..
+            } = &mut *work;
+            refresh.retain(|k| {
+                let keep = !in_due(k);
+                if !keep {
+                    in_refresh.remove(k);
+                }
+                keep
+            });
+            due.into_iter()
+                .map(|(namespace, kind)| ((namespace, kind), catalog.group_keys(namespace, kind)))
+                .collect()
+        };
+        let mut done = 0;
+        for (group, mut keys) in groups {
+            keys.sort_unstable();
+            for key in &keys {
+                if self.compute_hub(catalog, *key)?.is_some() {
+                    done += 1;
+                }
+            }
+            self.hubs.work.lock().refreshed.insert(group, keys.len());
+        }
+        if done > 0 {
+            self.hubs.dirty.store(true, Ordering::SeqCst);
         }
         Ok(())
     }
@@ -467,7 +539,7 @@ mod tests {
         }
 
         fn settle(&self) {
-            self.index.settle_hubs(&self.catalog).unwrap();
+            self.index.settle_hubs(&self.catalog, None).unwrap();
         }
     }
 
@@ -522,6 +594,44 @@ mod tests {
         }
         f.settle();
         assert!(f.index.hub_value(2).unwrap() > 0.99);
+    }
+
+    #[test]
+    fn settled_values_do_not_depend_on_when_they_were_computed() {
+        // One store computed values as vectors came in (and saw one retired),
+        // the other only at the end: once settled, both hold the same values.
+        let step_by_step = Fixture::new();
+        step_by_step.add(1, "a", near(0, 1, 1.0));
+        step_by_step.add(2, "a", near(2, 3, 0.1));
+        step_by_step.add(3, "a", near(0, 2, 0.3));
+        step_by_step
+            .index
+            .hub_step(&step_by_step.catalog, 10)
+            .unwrap();
+        step_by_step.catalog.write().remove(3);
+        step_by_step.index.apply(&[], &[3], 1).unwrap();
+        for key in 10..15 {
+            step_by_step.add(key, "a", near(0, 3 + key as usize % 5, 0.2));
+        }
+        step_by_step.settle();
+
+        let at_once = Fixture::new();
+        at_once.add(1, "a", near(0, 1, 1.0));
+        at_once.add(2, "a", near(2, 3, 0.1));
+        for key in 10..15 {
+            at_once.add(key, "a", near(0, 3 + key as usize % 5, 0.2));
+        }
+        at_once.settle();
+        for key in [1, 2, 10, 14] {
+            let (a, b) = (
+                step_by_step.index.hub_value(key),
+                at_once.index.hub_value(key),
+            );
+            assert!(
+                (a.unwrap() - b.unwrap()).abs() < 1e-6,
+                "{key}: {a:?} vs {b:?}"
+            );
+        }
     }
 
     #[test]

@@ -9,9 +9,9 @@ stored vectors. Here every function of the CoSQA pool is embedded as the code in
 embeds a one-function file (its text, cut at ``EMBED_MAX_TOKENS``), BM25 scores come from
 the engine (``search_code`` without a vector), and each ``(k, a)`` of the grid is ranked
 exactly in numpy: vector alone, and fused with BM25 as search_code fuses (z-scores clipped
-at ±6, BM25's share 0.05). The queries are split by index parity; ``(k, a)`` is chosen by
-the hybrid's MRR on one half and read on the other. The identifier queries of
-``benches.quality.cosqa_tune`` are scored as a check. Section 12 of
+at ±6 as in ``fusion_lab``, BM25's share 0.05). The queries are split by index parity;
+``(k, a)`` is chosen by the hybrid's MRR on one half and read on the other. The identifier
+queries of ``benches.quality.cosqa_tune`` are scored as a check. Section 12 of
 benches/results/quality-experiments.md is this script's output.
 """
 
@@ -28,18 +28,13 @@ import numpy as np
 from benches import embedding_cache
 from benches.quality import cosqa
 from benches.quality.cosqa_tune import identifier_queries
+from benches.quality.fusion_lab import z
 from benches.quality.harness import DEFAULT_COSQA
 
 Array = np.ndarray[Any, np.dtype[Any]]
-CLIP = 6.0
 DEPTH = 50
 BM25_SHARE = 0.05  # CODE_WEIGHTS in rust/memcore/src/engine/code.rs
 GRID = tuple((k, a) for k in (5, 10, 20, 50) for a in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4))
-
-
-def z(x: Array) -> Array:
-    sd = float(x.std())
-    return np.zeros_like(x) if sd < 1e-6 else np.clip((x - x.mean()) / sd, -CLIP, CLIP)
 
 
 def function_vectors(codes: list[str]) -> Array:

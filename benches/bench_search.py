@@ -15,7 +15,7 @@ from benches.context import NAMESPACE, Context
 from benches.peers import Peer
 from benches.report import Record, latency
 from benches.stats import Timings, time_calls
-from benches.stores import nearest_by_cosine, open_memory, settle
+from benches.stores import open_memory, settle
 from benches.workloads import recall_at_k
 
 if TYPE_CHECKING:
@@ -146,9 +146,8 @@ def _memcore(ctx: Context, scale: int, mem: Memory, index: dict[str, int]) -> li
             note="agent-facing hybrid, limit 5",
         ),
     ]
-    # Correctness, outside the timing: the graph's recall@10 against exact cosine, and
-    # text search answers.
-    found = [[index[m] for m in nearest_by_cosine(mem, qv[i], K)] for i in range(n)]
+    # Correctness, outside the timing: recall@10 against exact, and text search answers.
+    found = [[index[h.memory.id] for h in mem.search(vector=qv[i], limit=K)] for i in range(n)]
     out.append(_recall_record("memcore", scale, found, ctx))
     empty = sum(1 for q in qt if not mem.search_text(q, limit=K))
     hybrid_empty = sum(1 for i in range(n) if not mem.recall(qt[i], vector=qv[i], limit=K))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from benches.stats import rates
-from benches.stores import NAMESPACE, BuiltStore, nearest_by_cosine, open_memory, settle
+from benches.stores import NAMESPACE, BuiltStore, open_memory, settle
 from benches.workloads import EntityGraph, Workload
 
 if TYPE_CHECKING:
@@ -87,5 +87,5 @@ def _check(mem: Memory, w: Workload, ids: list[str]) -> None:
     """Outside the timing: everything is stored and a stored vector finds its own memory."""
     assert mem._engine.count_memories(NAMESPACE) == w.scale, "memory count differs from workload"
     for i in np.linspace(0, w.scale - 1, 5).astype(int):
-        top = nearest_by_cosine(mem, w.vectors[i], 1)
-        assert top == [ids[i]], f"memory {i} does not find itself"
+        top = mem.search(vector=w.vectors[i], limit=1)
+        assert top and top[0].memory.id == ids[i], f"memory {i} does not find itself"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from memcore import Memory
@@ -23,15 +23,6 @@ def open_memory(path: Path, durability: Literal["normal", "full"] = "normal") ->
     import memcore  # late: `python -m benches --help` works without the native module
 
     return memcore.Memory(path, model=None, durability=durability)
-
-
-def nearest_by_cosine(mem: Memory, vector: Any, k: int) -> list[str]:
-    """Ids of the `k` memories whose vectors are nearest `vector` by plain cosine, as the
-    graph walk finds them: the check of the graph itself. `Memory.search` ranks by the
-    cosine less each memory's hubness penalty (docs/retrieval.md), so it is not the
-    exact cosine top k by design."""
-    found = mem._engine.similar_memories(NAMESPACE, vector, threshold=-1.0, limit=k)
-    return [record.id for record, _ in found]
 
 
 def settle(mem: Memory) -> None:

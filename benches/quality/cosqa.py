@@ -3,11 +3,13 @@ file of a temporary project indexed with ``index_project`` (chunked and embedded
 project), each natural-language query is searched with ``search_code``; gold = the file of
 its retrieval_idx. A file counts once, at its best chunk.
 
-``search_code`` fuses with code's own weights (``CODE_WEIGHTS`` in
-rust/memcore/src/engine/code.rs, chosen by ``benches.quality.cosqa_tune``); the
-single-signal rows are the same engine call with the other signal withheld: no query
-vector (BM25 alone), or a query text that no document holds (the vector alone; BM25 then
-scores nothing and the fusion is the vector's).
+``search_code`` fuses with code's own weights, one pair for queries that describe code
+and one for queries that name an identifier (rust/memcore/src/engine/code_weights.rs,
+chosen by ``benches.quality.cosqa_tune``); the single-signal rows are the same engine call
+with the other signal withheld: no query vector (BM25 alone), or a query text that no
+document holds (the vector alone; BM25 then scores nothing and the fusion is the
+vector's). CoSQA's queries are all descriptions, so the same rankings are also scored on
+identifier queries (:func:`identifier_queries`): an agent searches code by name too.
 ``benches.bench_code`` reports these numbers as records of its area through
 :func:`search_code_scores`.
 """
@@ -15,7 +17,9 @@ scores nothing and the fusion is the vector's).
 from __future__ import annotations
 
 import json
+import re
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +39,9 @@ QUERY_FILE = "cosqa-retrieval-dev-500.json"
 PROJECT = "cosqa"
 NO_TERM = "qqzxjv"  # a query word in no document: BM25 finds nothing, the vector ranks alone
 HYBRID, BM25, VECTOR = "search_code (hybrid)", "search_code, BM25 only", "search_code, vector only"
+IDENTIFIER_ROWS = ", identifier queries"  # appended to the names of the identifier rows
+IDENTIFIER_QUERIES = 500
+_COMPOUND = re.compile(r"[a-z0-9]_+[a-z0-9]|[a-z][A-Z]", re.IGNORECASE)
 
 Log = Callable[[str], None]
 Ranker = Callable[[str, Any], list[str]]
@@ -87,14 +94,42 @@ def gold_file(query: dict[str, Any]) -> set[str]:
     return {_file(query["retrieval_idx"])}
 
 
+def identifier_queries(pool: dict[str, int]) -> list[dict[str, Any]]:
+    """CoSQA-shaped queries whose text is a function's name: the first
+    :data:`IDENTIFIER_QUERIES` functions (by idx) whose only chunk is named by a compound
+    identifier (snake_case or camelCase) that names nothing else in the pool; gold = its
+    file."""
+    from memcore.code import chunk_file
+
+    names = {
+        idx: [c.name for c in chunk_file(code + "\n", "python", "f.py")]
+        for code, idx in pool.items()
+    }
+    counts = Counter(name for found in names.values() for name in found)
+    queries = [
+        {"doc": found[0], "retrieval_idx": idx}
+        for idx, found in sorted(names.items())
+        if len(found) == 1 and counts[found[0]] == 1 and _COMPOUND.search(found[0])
+    ]
+    return queries[:IDENTIFIER_QUERIES]
+
+
 def search_code_scores(
-    mem: Memory, work: Path, pool: dict[str, int], queries: list[dict[str, Any]], log: Log
+    mem: Memory,
+    work: Path,
+    pool: dict[str, int],
+    queries: list[dict[str, Any]],
+    log: Log,
+    *,
+    names: list[dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Index the pool as project ``cosqa`` under ``work`` and score each ranking.
+    """Index the pool as project ``cosqa`` under ``work`` and score each ranking on the
+    queries, then on ``names`` (identifier queries) when given.
 
     Returns:
-        Retriever name -> ``{n, MRR, R@1, R@5, R@10, NDCG@10}`` (means over the queries).
-        Without an embedding model, only the hybrid call (then BM25 alone) and BM25 run.
+        Retriever name -> ``{n, MRR, R@1, R@5, R@10, NDCG@10}`` (means over the queries;
+        the identifier rows' names end with :data:`IDENTIFIER_ROWS`). Without an embedding
+        model, only the hybrid call (then BM25 alone) and BM25 run.
     """
     index_pool(mem, work, pool, log)
     engine, ns = mem._engine, mem.namespace
@@ -110,13 +145,17 @@ def search_code_scores(
         rankers[VECTOR] = lambda q, v: [
             r.file_path for r in engine.search_code(ns, NO_TERM, v, project_id=PROJECT, limit=DEPTH)
         ]
-    scores = {name: Scores() for name in rankers}
-    for q in queries:
-        vector = query_vector(mem, q)
-        for name, rank in rankers.items():
-            found = list(dict.fromkeys(rank(q["doc"], vector)))  # a file once, at its best chunk
-            scores[name].add(per_query(found, gold_file(q), KS, DEPTH))
-    return {name: {"n": s.count, **s.means()} for name, s in scores.items()}
+    out: dict[str, dict[str, float]] = {}
+    for suffix, query_set in (("", queries), (IDENTIFIER_ROWS, names or [])):
+        scores = {name: Scores() for name in rankers}
+        for q in query_set:
+            vector = query_vector(mem, q)
+            for name, rank in rankers.items():
+                found = list(dict.fromkeys(rank(q["doc"], vector)))  # a file once, at its best
+                scores[name].add(per_query(found, gold_file(q), KS, DEPTH))
+        if query_set:
+            out.update({name + suffix: {"n": s.count, **s.means()} for name, s in scores.items()})
+    return out
 
 
 def open_memory(store: Path) -> tuple[Memory, str]:
@@ -148,7 +187,8 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="cosqa-") as tmp:
         mem, vectors = open_memory(Path(tmp) / "store")
         with mem:
-            retrievers = search_code_scores(mem, Path(tmp), pool, queries, log)
+            names = identifier_queries(pool)[:max_queries]
+            retrievers = search_code_scores(mem, Path(tmp), pool, queries, log, names=names)
     return {
         "folder": str(folder),
         "functions": len(pool),

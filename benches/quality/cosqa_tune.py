@@ -3,42 +3,37 @@
     python -m benches.quality.cosqa_tune [--cosqa DIR]
 
 Code chunks have no graph signal, so search_code's z-score fusion has one free
-parameter: BM25's share ``b`` of the weight (the vector gets ``1 - b``). The queries are
-split by index parity into two folds; ``b`` is chosen by MRR on one fold and scored on
-the other, then the other way round, so each reported number comes from queries the
+parameter per query shape: BM25's share ``b`` of the weight (the vector gets ``1 - b``),
+one share for queries that describe code and one for queries that name an identifier
+(``getUserName``, ``parse_args``, ``os.path``: the shape rule is ``names_identifier`` in
+rust/memcore/src/engine/code_weights.rs, which holds the choice). CoSQA's queries are all
+descriptions; the identifier queries are the name of each of the first functions whose
+name is a compound identifier found nowhere else in the pool
+(``benches.quality.cosqa.identifier_queries``), gold = its file. For each set the queries
+are split by index parity into two folds; ``b`` is chosen by MRR on one fold and scored
+on the other, then the other way round, so each reported number comes from queries the
 choice never saw. The pool is indexed once (``index_project``, as ``benches.quality.cosqa``
 does) and every ``b`` of the grid is the same ``search_code`` call with explicit weights.
-The result, with the grid, goes to benches/results/quality.md by hand; ``CODE_WEIGHTS``
-in rust/memcore/src/engine/code.rs holds the choice.
-
-CoSQA's queries are all descriptions; an agent also searches for names. The same grid is
-therefore scored on identifier queries too: the name of each of the first
-:data:`IDENTIFIER_QUERIES` functions whose name is a compound identifier found nowhere else
-in the pool, gold = its file. They are a check on the choice, not part of it.
+The result, with the grid, goes to benches/results/quality-experiments.md by hand.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from benches.quality import cosqa
 from benches.quality.harness import DEFAULT_COSQA
 from benches.quality.metrics import Scores, per_query
-from memcore.code import chunk_file
 
 #: BM25 shares tried; the vector gets the rest (no graph signal for code).
 GRID = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 #: DESIGN's generic default (vector, bm25, ppr), the row to beat.
 GENERIC = (0.40, 0.15, 0.45)
 METRICS = ("MRR", "R@1", "R@5", "R@10")
-IDENTIFIER_QUERIES = 500
-_COMPOUND = re.compile(r"[a-z0-9]_+[a-z0-9]|[a-z][A-Z]", re.IGNORECASE)
 Weights = tuple[float, float, float]
 
 
@@ -61,21 +56,6 @@ def per_query_metrics(
             found = list(dict.fromkeys(r.file_path for r in rows))
             out[w].append(per_query(found, cosqa.gold_file(q), cosqa.KS, cosqa.DEPTH))
     return out
-
-
-def identifier_queries(pool: dict[str, int]) -> list[dict[str, Any]]:
-    """CoSQA-shaped queries whose text is a function's name (see the module docstring)."""
-    names = {
-        idx: [c.name for c in chunk_file(code + "\n", "python", "f.py")]
-        for code, idx in pool.items()
-    }
-    counts = Counter(name for found in names.values() for name in found)
-    queries = [
-        {"doc": found[0], "retrieval_idx": idx}
-        for idx, found in sorted(names.items())
-        if len(found) == 1 and counts[found[0]] == 1 and _COMPOUND.search(found[0])
-    ]
-    return queries[:IDENTIFIER_QUERIES]
 
 
 def means(rows: list[dict[str, float | None]]) -> dict[str, float]:
@@ -109,21 +89,18 @@ def cross_validate(
     return folds
 
 
-def markdown(
-    folds: list[dict[str, Any]],
-    results: dict[Weights, list[Any]],
-    names: dict[Weights, list[Any]],
-) -> str:
+def markdown(results: dict[Weights, list[Any]], names: dict[Weights, list[Any]]) -> str:
     cells = " | ".join(METRICS)
     lines = [
-        "| held-out queries | BM25 share chosen on the other half | weights | " + cells + " |",
-        "|---" * (3 + len(METRICS)) + "|",
+        "| queries | held out | BM25 share chosen on the other half | weights | " + cells + " |",
+        "|---" * (4 + len(METRICS)) + "|",
     ]
-    for f in folds:
-        for label, key in (("code weights", "chosen"), ("generic 0.40/0.15/0.45", "generic")):
-            share = f"{f['bm25_share']:.2f}" if key == "chosen" else "—"
-            values = " | ".join(f"{100 * f[key][m]:.1f}" for m in METRICS)
-            lines.append(f"| {f['held_out']} | {share} | {label} | {values} |")
+    for label, query_set in (("CoSQA", results), ("identifier", names)):
+        for f in cross_validate(query_set):
+            for weights, key in (("chosen", "chosen"), ("generic 0.40/0.15/0.45", "generic")):
+                share = f"{f['bm25_share']:.2f}" if key == "chosen" else "—"
+                values = " | ".join(f"{100 * f[key][m]:.1f}" for m in METRICS)
+                lines.append(f"| {label} | {f['held_out']} | {share} | {weights} | {values} |")
     lines += ["", *grid_table("CoSQA queries", results)]
     lines += ["", *grid_table("identifier queries", names)]
     return "\n".join(lines) + "\n"
@@ -155,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit("the embedding model is needed to weigh the vector signal")
             cosqa.index_pool(mem, Path(tmp), pool, log)
             results = per_query_metrics(mem, queries, weights)
-            names = per_query_metrics(mem, identifier_queries(pool), weights)
-    print(markdown(cross_validate(results), results, names))
+            names = per_query_metrics(mem, cosqa.identifier_queries(pool), weights)
+    print(markdown(results, names))
     return 0
 
 

@@ -184,9 +184,12 @@ def _cosqa_md(data: dict[str, Any]) -> list[str]:
         f"vectors: {data['vectors']})",
         "",
         f"MRR over the top {data['mrr_depth']} chunks, a file counted once at its best chunk; "
-        "recall@k = hit rate. search_code fuses with code's own weights (CODE_WEIGHTS); the "
-        "single-signal rows are the same engine call without a query vector (BM25 only) or "
-        "with a query text no function holds (vector only).",
+        "recall@k = hit rate. search_code fuses with code's own weights, by the query's "
+        "shape (rust/memcore/src/engine/code_weights.rs: a description ranks by the vector, "
+        "a query naming an identifier gives BM25 a share); the single-signal rows are the "
+        "same engine call without a query vector (BM25 only) or with a query text no "
+        "function holds (vector only). The identifier-query rows search each of the first "
+        "functions whose compound name is unique in the pool by that name (gold = its file).",
         "",
         "| retriever | n | MRR | R@1 | R@5 | R@10 | NDCG@10 |",
         "|---|---|---|---|---|---|---|",

@@ -11,7 +11,7 @@ the engine (``search_code`` without a vector), and each ``(k, a)`` of the grid i
 exactly in numpy: vector alone, and fused with BM25 as search_code fuses (z-scores clipped
 at ±6 as in ``fusion_lab``, BM25's share 0.05). The queries are split by index parity;
 ``(k, a)`` is chosen by the hybrid's MRR on one half and read on the other. The identifier
-queries of ``benches.quality.cosqa_tune`` are scored as a check. Section 12 of
+queries of ``benches.quality.cosqa`` are scored as a check. Section 12 of
 benches/results/quality-experiments.md is this script's output.
 """
 
@@ -27,13 +27,12 @@ import numpy as np
 
 from benches import embedding_cache
 from benches.quality import cosqa
-from benches.quality.cosqa_tune import identifier_queries
 from benches.quality.fusion_lab import z
 from benches.quality.harness import DEFAULT_COSQA
 
 Array = np.ndarray[Any, np.dtype[Any]]
 DEPTH = 50
-BM25_SHARE = 0.05  # CODE_WEIGHTS in rust/memcore/src/engine/code.rs
+BM25_SHARE = 0.05  # search_code's share when this lab ran (before code_weights.rs)
 GRID = tuple((k, a) for k in (5, 10, 20, 50) for a in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4))
 
 
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cosqa", type=Path, default=DEFAULT_COSQA)
     args = parser.parse_args(argv)
     pool, queries = cosqa.load(args.cosqa)
-    names = identifier_queries(pool)
+    names = cosqa.identifier_queries(pool)
     codes = sorted(pool, key=pool.__getitem__)
     position = {cosqa.gold_file({"retrieval_idx": pool[c]}).pop(): j for j, c in enumerate(codes)}
     docs = function_vectors(codes)

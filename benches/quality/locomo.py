@@ -173,8 +173,6 @@ def evaluate(
                     for t in conv.turns
                 ],
             )
-            # Searched as a long-lived store is: every vector has its hubness value.
-            mem._engine.settle_hubness()
             for qi, q in enumerate(questions):
                 vector = None if query_v is None else query_v[qi]
                 for r in retrievers:
@@ -244,7 +242,6 @@ def _turn_path(
                 at=at,
                 vector=None if passage_v is None else passage_v[i],
             )
-        mem._engine.settle_hubness()
         for qi, q in enumerate(questions):
             result = mem.retrieve_context(
                 q.text,

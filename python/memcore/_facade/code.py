@@ -137,12 +137,14 @@ class CodeAPI(SearchAPI):
     ) -> list[CodeHit]:
         """Find code by what it does or by its identifiers.
 
-        Hybrid ranking as in ``recall``: the query's embedding against chunk vectors plus
-        BM25 over identifier-split code (``getUserName`` matches "user name"), each
-        z-scored and fused with code's own weights (vector 0.95, BM25 0.05: the vector
-        ranks, BM25 breaks near-ties). Without an embedding model (or if it failed to
-        load) BM25 alone ranks; while the model is still loading this raises, like
-        ``recall``.
+        Hybrid ranking as in ``recall``: the query's embedding against chunk vectors
+        (less each chunk's hubness penalty, docs/retrieval.md) plus BM25 over
+        identifier-split code (``getUserName`` matches "user name"), each z-scored and
+        fused with weights that follow the query's shape: a description ("read a file
+        line by line") ranks by the vector alone, a query naming an identifier
+        (``parse_args``, ``getUserName``, ``os.path.join``) gives BM25 a 0.15 share.
+        Without an embedding model (or if it failed to load) BM25 alone ranks; while
+        the model is still loading this raises, like ``recall``.
 
         Args:
             query: A description of the code, or identifiers.

@@ -68,9 +68,6 @@ class SearchAPI(FacadeBase):
     ) -> list[SearchHit]:
         """Semantic (vector) search over memories.
 
-        Ranked by cosine similarity less a penalty for memories close to many others
-        (hubness, docs/retrieval.md); each hit's ``scores.vector`` is the plain cosine.
-
         Args:
             query: Natural-language query (embedded with the query prefix).
             limit: 1-50 results.

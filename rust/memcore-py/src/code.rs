@@ -233,10 +233,10 @@ impl PyEngine {
     ) -> BindResult<Vec<CodeHit>> {
         let engine = self.engine()?;
         let options = match weights {
-            None => code_recall(),
+            None => code_recall(text),
             Some(w) => RecallOptions {
                 weights: checked_weights(w)?,
-                ..code_recall()
+                ..code_recall(text)
             },
         };
         let q = owned_vector(vector);

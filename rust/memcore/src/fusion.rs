@@ -149,7 +149,8 @@ fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: Weights) -> Vec<f32
 
 /// The weights with the share of signals nobody in the pool has given to the
 /// present ones in proportion (the total stays the same), so a store without
-/// a graph ranks as if the graph's weight had been asked of the others.
+/// a graph ranks as if the graph's weight had been asked of the others; when
+/// every present signal was weighted 0, they count equally.
 fn effective_weights(signals: &[Signals], weights: Weights) -> [f32; 3] {
     let raw = weights.as_array();
     let present: Vec<bool> = SIGNALS
@@ -163,14 +164,15 @@ fn effective_weights(signals: &[Signals], weights: Weights) -> [f32; 3] {
         .filter(|(_, p)| **p)
         .map(|(w, _)| w)
         .sum();
-    let scale = if present_total > 0.0 {
-        total / present_total
-    } else {
-        0.0
-    };
     let mut out = [0.0; 3];
     for (s, w) in out.iter_mut().enumerate() {
-        *w = if present[s] { raw[s] * scale } else { 0.0 };
+        *w = match (present[s], present_total > 0.0) {
+            (false, _) => 0.0,
+            (true, true) => raw[s] * total / present_total,
+            // Only signals weighted 0 are present (a code description
+            // searched without a query vector): they rank alike.
+            (true, false) => 1.0,
+        };
     }
     out
 }
@@ -374,5 +376,29 @@ mod tests {
         let unscaled = Weights { ppr: 0.0, ..t };
         let small = fuse(&kinds, &sig, unscaled, FusionMode::ZScore);
         assert!(with_ppr[1].abs() > small[1].abs());
+    }
+
+    #[test]
+    fn present_signals_weighted_zero_still_rank() {
+        // BM25 weighted 0, the vector absent (no query vector): BM25 ranks
+        // rather than every candidate tying at 0.
+        let kinds = [Kind::CodeChunk; 3];
+        let sig = [
+            s(None, Some(1.0), None),
+            s(None, Some(5.0), None),
+            s(None, Some(2.0), None),
+        ];
+        let weights = Weights {
+            vector: 1.0,
+            bm25: 0.0,
+            ppr: 0.0,
+        };
+        for mode in [FusionMode::ZScore, FusionMode::Rrf] {
+            let fused = fuse(&kinds, &sig, weights, mode);
+            assert!(
+                fused[1] > fused[2] && fused[2] > fused[0],
+                "{mode:?}: {fused:?}"
+            );
+        }
     }
 }

@@ -265,15 +265,54 @@ fn search_code_fuses_with_code_weights() {
             bm25: 0.15,
             ppr: 0.45,
         },
-        ..code_recall()
+        ..code_recall("rotate")
     };
     assert_eq!(names(&generic)[0], "rotate_logs");
-    assert_eq!(names(&code_recall())[0], "prune_archive");
+    assert_eq!(names(&code_recall("rotate"))[0], "prune_archive");
     let default: Vec<String> = engine
         .search_code("default", "rotate", Some(&query), None, None, 3)
         .unwrap()
         .into_iter()
         .map(|(c, _)| c.name.unwrap())
         .collect();
-    assert_eq!(default, names(&code_recall()));
+    assert_eq!(default, names(&code_recall("rotate")));
+}
+
+#[test]
+fn a_query_naming_an_identifier_gives_bm25_a_share() {
+    // rotate_logs holds the query's words and is nearly as close as
+    // prune_archive: a description ranks by the vector alone, the same
+    // words written as an identifier let the word match win.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let with_vector = |start, name: &str, content: &str, c| ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, content)
+    };
+    engine
+        .index_file(&file(
+            "p",
+            "logs.py",
+            vec![
+                with_vector(1, "rotate_logs", "def rotate_logs(): pass", 0.88),
+                with_vector(5, "prune_archive", "def prune_archive(): pass", 0.9),
+                with_vector(9, "render_page", "def render_page(): pass", 0.1),
+            ],
+        ))
+        .unwrap();
+    let query = [1.0, 0.0, 0.0, 0.0];
+    let first = |text: &str| {
+        let found = engine
+            .search_code("default", text, Some(&query), None, None, 3)
+            .unwrap();
+        found[0].0.name.clone().unwrap()
+    };
+    assert_eq!(first("rotate logs"), "prune_archive");
+    assert_eq!(first("rotate_logs"), "rotate_logs");
+    // Without a query vector BM25 ranks a description too (not the order
+    // the chunks were stored in).
+    let bm25_first = engine
+        .search_code("default", "prune archive", None, None, None, 3)
+        .unwrap();
+    assert_eq!(bm25_first[0].0.name.as_deref(), Some("prune_archive"));
 }

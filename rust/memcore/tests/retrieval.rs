@@ -211,14 +211,10 @@ fn rebuild_gives_the_same_results_as_incremental() {
         store(&engine, &format!("topic {} item {i}", i % 7), i);
     }
     engine.flush().unwrap();
-    // Vector ranking reads the hubness values the indexer computes in the
-    // background: compared once every vector has its value.
-    engine.settle_hubness().unwrap();
     let q = SearchQuery::memories("default", 10);
     let before_text = engine.search_text(&q, "topic 3").unwrap();
     let before_vec = engine.search_vector(&q, &vector(5)).unwrap();
     engine.rebuild_indexes().unwrap();
-    engine.settle_hubness().unwrap();
     assert_eq!(engine.search_text(&q, "topic 3").unwrap(), before_text);
     assert_eq!(engine.search_vector(&q, &vector(5)).unwrap(), before_vec);
     let report = engine.compact(true).unwrap();
@@ -323,8 +319,6 @@ fn invalidated_neighbours_are_skipped_on_the_unfiltered_walk() {
         .collect();
     let ids = store_all(&engine, batch);
     engine.flush().unwrap();
-    // The order compared below is read with every hubness value in place.
-    engine.settle_hubness().unwrap();
 
     let q = SearchQuery::memories("default", 10);
     let before = hit_ids(&engine, &engine.search_vector(&q, &vector(5)).unwrap());

@@ -6,44 +6,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
+use super::code_weights::code_recall;
 use super::indexes::Change;
 use super::query::SearchQuery;
 use super::search::{Hit, RecallOptions, Scores};
 use crate::catalog::DocLabels;
 use crate::code::{CodeChunk, FileChunks, ProjectStatus, check_project_id, check_status};
 use crate::error::{Error, Result};
-use crate::fusion::{FusionMode, Weights};
 use crate::kind::{Kind, KindSet};
 use crate::memory::validate_namespace;
 use crate::store::code::{self as rows, CodeChunks};
 use crate::store::oplog::{self, Action};
 use crate::store::table;
 use crate::temporal::{ValidAt, now_micros};
-
-/// Signal weights of search_code. Code chunks have no graph signal, so only
-/// BM25's share of the weight matters; it is code's own (memories and turns
-/// are tuned apart). On CoSQA's natural-language queries the vector carries
-/// the ranking and BM25 breaks near-ties: shares 0 to 0.15 score within a
-/// point of MRR, 0.05 is best over all 500 queries and the one share that
-/// keeps the hybrid at or above the vector alone at every k. Identifier
-/// queries (a function's name) score MRR 0.92 at any share up to 0.5, to
-/// within a point: the vector finds names too.
-/// Chosen by 2-fold cross-validation over the queries with
-/// benches/quality/cosqa_tune.py; folds and grid in
-/// benches/results/quality.md.
-pub const CODE_WEIGHTS: Weights = Weights {
-    vector: 0.95,
-    bm25: 0.05,
-    ppr: 0.0,
-};
-
-/// How search_code fuses its signals: z-scores weighted by [`CODE_WEIGHTS`].
-pub fn code_recall() -> RecallOptions {
-    RecallOptions {
-        weights: CODE_WEIGHTS,
-        mode: FusionMode::ZScore,
-    }
-}
 
 /// What indexing one file did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -219,14 +194,15 @@ impl Engine {
     /// The status that ends a pass (`idle`, `watching`) is written once the
     /// namespace's code chunks have their hubness values for the chunks now
     /// indexed (one neighbour search per chunk, when any changed), so the
-    /// first search after `index_project` returns ranks with them. Best effort: a failure there
-    /// is in the index health, and ranking goes on without those values.
+    /// first search after `index_project` returns ranks with them. Best
+    /// effort: a failure there is in the index health, and ranking goes on
+    /// without those values.
     pub fn put_project_status(&self, status: &ProjectStatus) -> Result<()> {
         validate_namespace(&status.namespace)?;
         check_project_id(&status.project_id)?;
         check_status(&status.status)?;
         if matches!(status.status.as_str(), "idle" | "watching") {
-            let _ = self.settle_hubness_of(&status.namespace, Kind::CodeChunk);
+            let _ = self.settle_code_hubness(&status.namespace);
         }
         let mut row = status.clone();
         row.updated_at = now_micros();
@@ -288,7 +264,7 @@ impl Engine {
             project_id,
             language,
             limit,
-            &code_recall(),
+            &code_recall(text),
         )
     }
 

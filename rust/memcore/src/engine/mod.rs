@@ -5,6 +5,7 @@
 mod backup;
 mod check;
 mod code;
+mod code_weights;
 mod context;
 mod conversation;
 mod documents;
@@ -45,7 +46,8 @@ use crate::vector::HnswParams;
 
 pub use backup::BackupReport;
 pub use check::{CheckProblem, CheckReport, IndexCheck, RepairReport, repair_store};
-pub use code::{CODE_WEIGHTS, FileOutcome, chunk_labels, code_recall};
+pub use code::{FileOutcome, chunk_labels};
+pub use code_weights::{DESCRIPTION_WEIGHTS, IDENTIFIER_WEIGHTS, code_recall, names_identifier};
 pub use context::{
     CHARS_PER_TOKEN, ContextItem, ContextRequest, ContextResult, ContextScoring, ProcedureView,
     VersionSignal, estimate_tokens,
@@ -313,9 +315,9 @@ impl Engine {
     }
 
     /// Block until every write so far is in the indexes and the hubness
-    /// values (see `crate::vector::HUB_PENALTY`) of every namespace and kind
-    /// that changed since it was last settled are computed again for the
-    /// vectors present: rankings then no longer depend on when background
+    /// values of code chunks (see `crate::vector::HUB_KIND`) of every
+    /// namespace that changed since it was last settled are computed again
+    /// for the vectors present: rankings then no longer depend on when background
     /// work ran. Costs one neighbour search per vector of those groups.
     pub fn settle_hubness(&self) -> Result<()> {
         self.indexer
@@ -323,10 +325,10 @@ impl Engine {
             .map_or(Ok(()), |ix| ix.settle_hubs(None))
     }
 
-    /// [`Engine::settle_hubness`] for one namespace's documents of one kind
-    /// (the end of `index_project`, for its code chunks).
-    pub fn settle_hubness_of(&self, namespace: &str, kind: crate::kind::Kind) -> Result<()> {
-        let scope = Some((namespace.to_owned(), kind));
+    /// [`Engine::settle_hubness`] for one namespace's code chunks (the end
+    /// of `index_project`).
+    pub fn settle_code_hubness(&self, namespace: &str) -> Result<()> {
+        let scope = Some((namespace.to_owned(), crate::vector::HUB_KIND));
         self.indexer
             .as_ref()
             .map_or(Ok(()), |ix| ix.settle_hubs(scope))

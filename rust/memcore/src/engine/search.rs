@@ -13,7 +13,7 @@ use crate::memory::{Memory, validate_namespace};
 use crate::store::memories::Memories;
 use crate::store::table;
 use crate::text;
-use crate::vector::VectorIndex;
+use crate::vector::{HUB_KIND, VectorIndex};
 
 /// At most this many results per query (docs/retrieval.md).
 pub const MAX_RESULTS: usize = 50;
@@ -89,14 +89,18 @@ impl Engine {
         Ok(Some(vector.iter().map(|x| x / norm).collect()))
     }
 
-    /// Nearest neighbours by cosine similarity less each one's hubness
-    /// penalty (`crate::vector::HUB_PENALTY`): `scores.vector` is the plain
-    /// cosine, `scores.fused` what the hits are ranked by.
+    /// Nearest neighbours by cosine similarity, code chunks less their
+    /// hubness penalty (`crate::vector::HUB_PENALTY`): `scores.vector` is the
+    /// plain cosine, `scores.fused` what the hits are ranked by.
     pub fn search_vector(&self, query: &SearchQuery<'_>, vector: &[f32]) -> Result<Vec<Hit>> {
         Self::check_query(query)?;
         let Some(q) = self.query_vector(vector)? else {
             return Ok(Vec::new());
         };
+        if !query.kinds.contains(HUB_KIND) {
+            // No kind asked for has hubness values: the plain cosine ranks.
+            return self.vector_hits(query, &q, query.limit);
+        }
         let mut found = self.vector_hits(query, &q, query.limit * HUB_WIDEN + HUB_SLACK)?;
         if let Some(index) = self.indexes.vectors() {
             let keys: Vec<u64> = found.iter().map(|h| h.key).collect();
@@ -107,15 +111,6 @@ impl Engine {
         sort_best_first(&mut found);
         found.truncate(query.limit);
         Ok(found)
-    }
-
-    /// Nearest neighbours by plain cosine (thresholds on similarity read it).
-    fn search_cosine(&self, query: &SearchQuery<'_>, vector: &[f32]) -> Result<Vec<Hit>> {
-        Self::check_query(query)?;
-        let Some(q) = self.query_vector(vector)? else {
-            return Ok(Vec::new());
-        };
-        self.vector_hits(query, &q, query.limit)
     }
 
     fn vector_hits(&self, query: &SearchQuery<'_>, q: &[f32], k: usize) -> Result<Vec<Hit>> {
@@ -237,7 +232,7 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<(Memory, f32)>> {
         let query = SearchQuery::memories(namespace, (limit + 1).min(MAX_RESULTS));
-        let mut found = self.search_cosine(&query, vector)?;
+        let mut found = self.search_vector(&query, vector)?;
         // Only the rows that can be returned are read from the store.
         found.retain(|h| h.scores.vector.unwrap_or(0.0) >= threshold);
         let mut out = self.memories_for(&found)?;
@@ -286,13 +281,15 @@ fn ranked_keys(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>)
 }
 
 /// Fuse the pool's signals into hits, best first. The vector signal fused
-/// is the cosine less the hubness penalty; the hits keep the plain cosine.
+/// is the cosine less the hubness penalty (pools holding code chunks); the
+/// hits keep the plain cosine.
 fn fused_hits(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) -> Vec<Hit> {
     let keys: Vec<u64> = pool.keys().copied().collect();
     let kinds: Vec<Kind> = keys.iter().map(|k| pool[k].0).collect();
     let signals: Vec<Signals> = keys.iter().map(|k| pool[k].1).collect();
     let mut penalised = signals.clone();
-    if let Some(index) = hubs {
+    // A pool without code chunks ranks by the plain cosine (see HUB_KIND).
+    if let Some(index) = hubs.filter(|_| kinds.contains(&HUB_KIND)) {
         for (s, penalty) in penalised.iter_mut().zip(index.hub_penalties(&keys)) {
             s.vector = s.vector.map(|cosine| cosine - penalty);
         }

@@ -1,19 +1,22 @@
-//! Hubness reduction for the vector signal.
+//! Hubness reduction for the vector signal of code chunks.
 //!
-//! With MiniLM some stored vectors (generic code, small talk) sit close to
-//! many others and come up for every query. Each stored vector gets a
-//! hubness value h(key): the mean cosine of its [`HUB_NEIGHBOURS`] nearest
-//! other vectors of the same namespace and kind (a tenant's data never
-//! shifts another's ranking). Ranking and fusion use
+//! With MiniLM some code chunks (getters, boilerplate, generic helpers) sit
+//! close to many others and come up for every query. Each stored chunk
+//! vector gets a hubness value h(key): the mean cosine of its
+//! [`HUB_NEIGHBOURS`] nearest other chunk vectors of the same namespace (a
+//! tenant's data never shifts another's ranking). Ranking and fusion use
 //! `cos(q, d) - HUB_PENALTY * h(d)` (a CSLS-style penalty); the cosine
 //! callers read as similarity stays plain.
 //!
+//! Only [`HUB_KIND`] gets values: on conversations the same penalty cost more
+//! than it bought (see [`HUB_KIND`]). A key without a value (another kind,
+//! or a chunk not reached yet) counts as the mean of the known values, so it
+//! is neither favoured nor penalised against the chunks it is fused with.
+//!
 //! The values are computed off the write path, by the background indexer:
-//! new vectors get one in small batches, and a namespace+kind group that grew
-//! by more than a quarter since its last full pass is recomputed whole (new
-//! vectors change their neighbours' values too). A key without a value yet
-//! counts as the mean of the known values, so it is neither favoured nor
-//! penalised.
+//! new chunks get one in small batches, and a namespace's chunks are
+//! recomputed whole once they grew by more than a quarter since their last
+//! full pass (new vectors change their neighbours' values too).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -29,12 +32,18 @@ use crate::fsutil::{set_aside, write_atomic};
 use crate::kind::{Kind, KindSet};
 use crate::temporal::{ValidAt, now_micros};
 
+/// The kind whose vectors get hubness values: code chunks. Measured through
+/// the engine (`benches/results/quality-experiments.md`, section 12.4), the
+/// penalty lifts CoSQA's MRR by one point and more for the vector alone, but
+/// on LoCoMo it cost memories R@1 (32.1 -> 30.8, temporal questions below
+/// BM25 alone) and turns R@5, so memories, observations, turns and entities
+/// rank by the plain cosine.
+pub const HUB_KIND: Kind = Kind::CodeChunk;
 /// Neighbours whose mean cosine is a vector's hubness value.
 ///
 /// With [`HUB_PENALTY`], chosen on the even CoSQA queries and read on the odd
 /// ones (every k from 5 to 50 with every penalty from 0.1 to 0.4 beat the
-/// plain cosine); LoCoMo checked it for memories and turns
-/// (`benches/results/quality-experiments.md`, section 12).
+/// plain cosine; `benches/quality/hubness_lab.py`).
 pub const HUB_NEIGHBOURS: usize = 10;
 /// Weight of the hubness value subtracted from the cosine (see [`HUB_NEIGHBOURS`]).
 pub const HUB_PENALTY: f32 = 0.25;
@@ -344,6 +353,7 @@ impl VectorIndex {
                         .map(|m| (m.namespace, m.kind)),
                 );
             }
+            due.retain(|g| g.1 == HUB_KIND);
             if let Some(only) = scope {
                 // The other groups stay due for a later settle.
                 work.changed = due.iter().copied().filter(|g| *g != only).collect();
@@ -351,13 +361,16 @@ impl VectorIndex {
             } else {
                 work.retired = false;
             }
-            // Their queued work is done here.
+            // Their queued work is done here (and keys of other kinds, or
+            // gone, never needed any).
             let in_due = |key: &u64| {
                 catalog
                     .get(*key)
                     .is_some_and(|m| due.contains(&(m.namespace, m.kind)))
             };
-            work.fresh.retain(|k| !in_due(k));
+            let waits =
+                |key: &u64| catalog.get(*key).is_some_and(|m| m.kind == HUB_KIND) && !in_due(key);
+            work.fresh.retain(waits);
             let HubWork {
                 refresh,
                 in_refresh,
@@ -400,7 +413,7 @@ impl VectorIndex {
         let mut work = self.hubs.work.lock();
         let mut sizes: HashMap<(Sym, Kind), usize> = HashMap::default();
         for key in catalog.keys() {
-            let Some(meta) = catalog.get(key) else {
+            let Some(meta) = catalog.get(key).filter(|m| m.kind == HUB_KIND) else {
                 continue;
             };
             *sizes.entry((meta.namespace, meta.kind)).or_default() += 1;
@@ -437,19 +450,19 @@ impl VectorIndex {
     }
 
     /// Compute and store `key`'s value; returns its group, or None when the
-    /// key is gone, has no vector or has no neighbour in its group.
+    /// key is gone, is not of [`HUB_KIND`] or has no vector.
     fn compute_hub(&self, catalog: &RwLock<Catalog>, key: u64) -> Result<Option<(Sym, Kind)>> {
+        let group = match catalog.read().get(key) {
+            Some(meta) if meta.kind == HUB_KIND => (meta.namespace, meta.kind),
+            _ => return Ok(None),
+        };
         let Some(vector) = self.vector(key) else {
             return Ok(None);
         };
         let catalog = catalog.read();
-        let Some(meta) = catalog.get(key) else {
-            return Ok(None);
-        };
-        let group = (meta.namespace, meta.kind);
         let filter = Filter {
-            namespace: meta.namespace,
-            kinds: KindSet::only(meta.kind),
+            namespace: group.0,
+            kinds: KindSet::only(group.1),
             thread: None,
             scope: None,
             tag: None,
@@ -520,11 +533,16 @@ mod tests {
             }
         }
 
+        /// A code chunk's vector.
         fn add(&self, key: u64, namespace: &str, vector: Arc<[f32]>) {
+            self.add_kind(key, namespace, HUB_KIND, vector);
+        }
+
+        fn add_kind(&self, key: u64, namespace: &str, kind: Kind, vector: Arc<[f32]>) {
             self.catalog.write().insert(
                 key,
                 &DocLabels {
-                    kind: Kind::Memory,
+                    kind,
                     namespace,
                     thread: None,
                     scope: None,
@@ -574,13 +592,33 @@ mod tests {
     }
 
     #[test]
+    fn only_code_chunks_get_values() {
+        let f = Fixture::new();
+        hub_and_loner(&f);
+        // Twenty memories right beside the loner chunk: they get no value
+        // and are not its neighbours (memories rank by the plain cosine).
+        for key in 40..60 {
+            f.add_kind(key, "a", Kind::Memory, near(2, 3, 0.1 + key as f32 * 1e-3));
+        }
+        f.settle();
+        assert!(!f.index.hub_work_pending());
+        assert_eq!(f.index.hub_value(40), None);
+        assert!(f.index.hub_value(2).unwrap() < 0.05);
+        // Reopened without saved values, the scan queues only the chunks.
+        f.index.hubs.clear();
+        f.index.settle_hubs(&f.catalog, None).unwrap();
+        assert_eq!(f.index.hub_value(40), None);
+        assert!(f.index.hub_value(1).is_some());
+    }
+
+    #[test]
     fn another_namespace_does_not_change_a_value() {
         let f = Fixture::new();
         hub_and_loner(&f);
         f.settle();
         let before = f.index.hub_value(2).unwrap();
         // Twenty vectors right beside the loner, in another namespace: its
-        // group (namespace "a", memories) grew by nothing.
+        // group (namespace "a", code chunks) grew by nothing.
         for key in 100..120 {
             f.add(key, "b", near(2, 3, 0.1 + key as f32 * 1e-3));
         }

@@ -17,7 +17,7 @@ use crate::catalog::{Catalog, Filter};
 use crate::error::Result;
 pub use exact::{dot, top_k};
 pub use hnsw::{Hnsw, HnswParams, SavedGraph};
-pub use hub::{HUB_NEIGHBOURS, HUB_PENALTY};
+pub use hub::{HUB_KIND, HUB_NEIGHBOURS, HUB_PENALTY};
 
 /// A normalised vector shared between the pending buffer and the indexer.
 pub type SharedVector = Arc<[f32]>;

@@ -116,7 +116,12 @@ def test_cosqa_evaluate_with_the_real_model(tmp_path: Path) -> None:
     result = cosqa.evaluate(_dataset(tmp_path / "data"), log=lambda _: None)
     assert result["path"] == "index_project + search_code"
     assert result["vectors"] == "all-MiniLM-L6-v2 int8"
-    assert set(result["retrievers"]) == {cosqa.HYBRID, cosqa.BM25, cosqa.VECTOR}
+    plain = {cosqa.HYBRID, cosqa.BM25, cosqa.VECTOR}
+    # Each ranking again on identifier queries: the pool's compound function names.
+    assert set(result["retrievers"]) == plain | {r + cosqa.IDENTIFIER_ROWS for r in plain}
+    names = cosqa.identifier_queries(FUNCTIONS)
+    assert names and all("_" in q["doc"] or q["doc"] != q["doc"].lower() for q in names)
+    assert result["retrievers"][cosqa.HYBRID + cosqa.IDENTIFIER_ROWS]["n"] == len(names)
     assert result["retrievers"][cosqa.VECTOR]["R@5"] == 1.0
     text = harness.markdown({"subset": "full", "cosqa": result})
     assert "searched with search_code" in text and "| search_code, vector only | 3 |" in text

@@ -227,33 +227,37 @@ fn at_cosine(c: f32) -> Vec<f32> {
     vec![c, (1.0 - c * c).sqrt(), 0.0, 0.0]
 }
 
+/// A store holding logs.py: rotate_logs (matches "rotate"/"logs") at cosine
+/// `rotate` from the query direction, prune_archive at 0.9, render_page at 0.1.
+fn logs_store(rotate: f32) -> (Engine, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let with_vector = |start, name: &str, c| ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, &format!("def {name}(): pass"))
+    };
+    let chunks = vec![
+        with_vector(1, "rotate_logs", rotate),
+        with_vector(5, "prune_archive", 0.9),
+        with_vector(9, "render_page", 0.1),
+    ];
+    engine.index_file(&file("p", "logs.py", chunks)).unwrap();
+    (engine, dir)
+}
+
+/// The query direction of [`logs_store`].
+const QUERY: [f32; 4] = [1.0, 0.0, 0.0, 0.0];
+
 #[test]
 fn search_code_fuses_with_code_weights() {
     // A matches the query's words and is fairly close to it; B is the
     // closest but shares no word; C is neither. With the generic weights
     // (BM25 : vector = 0.15 : 0.40) A's word match wins; code's own weights
     // lean on the vector (BM25 : vector well below 0.28), so B ranks first.
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
-    let with_vector = |start, name: &str, content: &str, c| ChunkDraft {
-        embedding: Some(at_cosine(c)),
-        ..chunk(start, name, content)
-    };
-    engine
-        .index_file(&file(
-            "p",
-            "logs.py",
-            vec![
-                with_vector(1, "rotate_logs", "def rotate_logs(): pass", 0.7),
-                with_vector(5, "prune_archive", "def prune_archive(): pass", 0.9),
-                with_vector(9, "render_page", "def render_page(): pass", 0.1),
-            ],
-        ))
-        .unwrap();
-    let query = [1.0, 0.0, 0.0, 0.0];
+    let (engine, _dir) = logs_store(0.7);
     let names = |options: &RecallOptions| -> Vec<String> {
         engine
-            .search_code_with("default", "rotate", Some(&query), None, None, 3, options)
+            .search_code_with("default", "rotate", Some(&QUERY), None, None, 3, options)
             .unwrap()
             .into_iter()
             .map(|(c, _)| c.name.unwrap())
@@ -270,7 +274,7 @@ fn search_code_fuses_with_code_weights() {
     assert_eq!(names(&generic)[0], "rotate_logs");
     assert_eq!(names(&code_recall("rotate"))[0], "prune_archive");
     let default: Vec<String> = engine
-        .search_code("default", "rotate", Some(&query), None, None, 3)
+        .search_code("default", "rotate", Some(&QUERY), None, None, 3)
         .unwrap()
         .into_iter()
         .map(|(c, _)| c.name.unwrap())
@@ -283,36 +287,16 @@ fn a_query_naming_an_identifier_gives_bm25_a_share() {
     // rotate_logs holds the query's words and is nearly as close as
     // prune_archive: a description ranks by the vector alone, the same
     // words written as an identifier let the word match win.
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
-    let with_vector = |start, name: &str, content: &str, c| ChunkDraft {
-        embedding: Some(at_cosine(c)),
-        ..chunk(start, name, content)
-    };
-    engine
-        .index_file(&file(
-            "p",
-            "logs.py",
-            vec![
-                with_vector(1, "rotate_logs", "def rotate_logs(): pass", 0.88),
-                with_vector(5, "prune_archive", "def prune_archive(): pass", 0.9),
-                with_vector(9, "render_page", "def render_page(): pass", 0.1),
-            ],
-        ))
-        .unwrap();
-    let query = [1.0, 0.0, 0.0, 0.0];
-    let first = |text: &str| {
+    let (engine, _dir) = logs_store(0.88);
+    let first = |text: &str, vector: Option<&[f32]>| {
         let found = engine
-            .search_code("default", text, Some(&query), None, None, 3)
+            .search_code("default", text, vector, None, None, 3)
             .unwrap();
         found[0].0.name.clone().unwrap()
     };
-    assert_eq!(first("rotate logs"), "prune_archive");
-    assert_eq!(first("rotate_logs"), "rotate_logs");
+    assert_eq!(first("rotate logs", Some(&QUERY)), "prune_archive");
+    assert_eq!(first("rotate_logs", Some(&QUERY)), "rotate_logs");
     // Without a query vector BM25 ranks a description too (not the order
     // the chunks were stored in).
-    let bm25_first = engine
-        .search_code("default", "prune archive", None, None, None, 3)
-        .unwrap();
-    assert_eq!(bm25_first[0].0.name.as_deref(), Some("prune_archive"));
+    assert_eq!(first("prune archive", None), "prune_archive");
 }

@@ -202,7 +202,7 @@ impl Engine {
         check_project_id(&status.project_id)?;
         check_status(&status.status)?;
         if matches!(status.status.as_str(), "idle" | "watching") {
-            let _ = self.settle_code_hubness(&status.namespace);
+            let _ = self.catch_up_code_hubness(&status.namespace);
         }
         let mut row = status.clone();
         row.updated_at = now_micros();

@@ -22,9 +22,8 @@ use parking_lot::Mutex;
 
 use super::indexes::Indexes;
 use crate::error::Result;
-use crate::kind::Kind;
 use crate::text::ScopedTerms;
-use crate::vector::{SharedVector, VectorIndex};
+use crate::vector::{HUB_KIND, SharedVector, VectorIndex};
 
 /// How often uncommitted text is committed.
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
@@ -41,6 +40,13 @@ const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Hubness values computed between two looks at the job queue: about 30 ms
 /// of searches at 100k vectors, so new writes still reach the indexes at once.
 const HUB_BATCH: usize = 64;
+/// Hubness values wait until no write came for this long: beside an
+/// `index_project` pass (whose writes pause while the model embeds the next
+/// files) they took CPU from the embedding model (1,000 files: 55 -> 62 s),
+/// and the pass's end computes what its search needs anyway
+/// (`crate::vector::VectorIndex::catch_up_hubs`). The background work is for
+/// chunks written otherwise (a PostgreSQL node following another's writes).
+const HUB_IDLE: Duration = Duration::from_secs(5);
 /// Hubness values wait while more vectors than this are pending (a bulk
 /// ingest the graph has not caught up with): each neighbour search scans the
 /// pending buffer, and a value computed before the graph holds the batch
@@ -69,11 +75,12 @@ pub enum Job {
     },
     /// Commit and save everything before this job, then reply.
     Flush(SyncSender<Result<()>>),
-    /// Apply everything before this job, settle the hubness values of the
-    /// changed groups, or of one namespace and kind (see
-    /// `crate::vector::VectorIndex::settle_hubs`), then reply.
+    /// Apply everything before this job, then bring the hubness values up to
+    /// date, then reply: with `catch_up`, the new code chunks of that
+    /// namespace (`crate::vector::VectorIndex::catch_up_hubs`); without, every
+    /// changed group recomputed whole (`VectorIndex::settle_hubs`).
     SettleHubs {
-        scope: Option<(String, Kind)>,
+        catch_up: Option<String>,
         reply: SyncSender<Result<()>>,
     },
     /// Compact the indexes (see [`compact`]), then reply.
@@ -172,11 +179,14 @@ impl Indexer {
         rx.recv().unwrap_or(Ok(()))
     }
 
-    /// Block until every write so far is indexed and the hubness values of
-    /// the groups it changed (or of `scope` only) are settled.
-    pub fn settle_hubs(&self, scope: Option<(String, Kind)>) -> Result<()> {
+    /// Block until every write so far is indexed and the hubness values are
+    /// up to date (see [`Job::SettleHubs`]).
+    pub fn settle_hubs(&self, catch_up: Option<String>) -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.send(Job::SettleHubs { scope, reply: tx });
+        self.send(Job::SettleHubs {
+            catch_up,
+            reply: tx,
+        });
         rx.recv().unwrap_or(Ok(()))
     }
 
@@ -213,21 +223,27 @@ impl Drop for Indexer {
 }
 
 fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: usize) {
+    let mut last_job = Instant::now();
     loop {
         let mut round = Vec::new();
-        // Waiting hubness work, the graph caught up: only look at the queue,
-        // then compute a batch.
-        let hub_work = !progress.frozen
+        // Waiting hubness work, the graph caught up, no write for HUB_IDLE:
+        // only look at the queue, then compute a batch.
+        let hub_pending = !progress.frozen
             && indexes.vectors().is_some_and(|v| {
                 v.hub_work_pending() && v.graph_trusted() && v.pending_len() <= HUB_MAX_PENDING
             });
+        let idle = last_job.elapsed();
+        let hub_work = hub_pending && idle >= HUB_IDLE;
         let wait = if hub_work {
             Duration::ZERO
+        } else if hub_pending {
+            HUB_IDLE.saturating_sub(idle).min(COMMIT_INTERVAL)
         } else {
             COMMIT_INTERVAL
         };
         let open = match rx.recv_timeout(wait) {
             Ok(job) => {
+                last_job = Instant::now();
                 round.push(job);
                 round.extend(rx.try_iter().take(ROUND));
                 true
@@ -278,16 +294,18 @@ fn hub_guarded(indexes: &Indexes, work: impl FnOnce(&VectorIndex) -> Result<()>)
 }
 
 /// Settle the hubness values (see [`Job::SettleHubs`]); a namespace the
-/// catalog never saw has nothing to settle.
-fn settle_hubs(indexes: &Indexes, scope: Option<&(String, Kind)>) -> Result<()> {
-    let scope = match scope {
-        None => None,
-        Some((namespace, kind)) => match indexes.catalog.read().sym(namespace) {
-            Some(sym) => Some((sym, *kind)),
-            None => return Ok(()),
-        },
+/// catalog never saw has nothing to catch up.
+fn settle_hubs(indexes: &Indexes, catch_up: Option<&str>, threads: usize) -> Result<()> {
+    let catalog = &indexes.catalog;
+    let Some(namespace) = catch_up else {
+        return hub_guarded(indexes, |v| v.settle_hubs(catalog, threads));
     };
-    hub_guarded(indexes, |v| v.settle_hubs(&indexes.catalog, scope))
+    let Some(sym) = catalog.read().sym(namespace) else {
+        return Ok(());
+    };
+    hub_guarded(indexes, |v| {
+        v.catch_up_hubs(catalog, (sym, HUB_KIND), threads)
+    })
 }
 
 /// One round: apply the jobs, answer flushes and compactions, checkpoint.
@@ -301,12 +319,12 @@ fn run_round(indexes: &Indexes, round: Vec<Job>, p: &mut Progress, threads: usiz
                 let result = checkpoint(indexes, p, true);
                 flushes.push((reply, result));
             }
-            Job::SettleHubs { scope, reply } => {
+            Job::SettleHubs { catch_up, reply } => {
                 apply(indexes, &mut batch, p, threads);
                 let result = if p.frozen {
                     Ok(())
                 } else {
-                    settle_hubs(indexes, scope.as_ref())
+                    settle_hubs(indexes, catch_up.as_deref(), threads)
                 };
                 let _ = reply.send(result);
             }

@@ -317,21 +317,22 @@ impl Engine {
     /// Block until every write so far is in the indexes and the hubness
     /// values of code chunks (see `crate::vector::HUB_KIND`) of every
     /// namespace that changed since it was last settled are computed again
-    /// for the vectors present: rankings then no longer depend on when background
-    /// work ran. Costs one neighbour search per vector of those groups.
+    /// for the vectors present: rankings then no longer depend on when
+    /// background work ran. Costs one neighbour search per vector of those
+    /// groups.
     pub fn settle_hubness(&self) -> Result<()> {
         self.indexer
             .as_ref()
             .map_or(Ok(()), |ix| ix.settle_hubs(None))
     }
 
-    /// [`Engine::settle_hubness`] for one namespace's code chunks (the end
-    /// of `index_project`).
-    pub fn settle_code_hubness(&self, namespace: &str) -> Result<()> {
-        let scope = Some((namespace.to_owned(), crate::vector::HUB_KIND));
+    /// Block until every write so far is in the indexes and the code chunks
+    /// of `namespace` without a hubness value have theirs (the end of an
+    /// `index_project` pass; see `crate::vector::VectorIndex::catch_up_hubs`).
+    pub fn catch_up_code_hubness(&self, namespace: &str) -> Result<()> {
         self.indexer
             .as_ref()
-            .map_or(Ok(()), |ix| ix.settle_hubs(scope))
+            .map_or(Ok(()), |ix| ix.settle_hubs(Some(namespace.to_owned())))
     }
 
     /// Sizes and health of the derived indexes.

@@ -279,6 +279,7 @@ def test_a_malformed_call_envelope_is_a_tool_error(
 
 
 def test_store_wide_tools_need_an_admin_token(server: Server, alice: SyncClient) -> None:
+    alice.ok("store_memory", {"content": "kept through a refused reset"})
     error = alice.error("reset_all_memory", {"confirm": True})
     assert error["code"] == "UNAUTHORIZED"
     assert alice.ok("get_status")["counts"]["memories"] >= 1

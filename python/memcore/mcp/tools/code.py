@@ -161,11 +161,12 @@ _SPECS = (
         group="code",
         title="Search code",
         description=(
-            "Find code by what it does ('where are tokens refreshed?') or by identifiers "
-            "(getUserName also matches 'user name'): hybrid semantic + keyword search over "
-            "indexed projects. Returns {results}, best first: file_path, start_line, "
-            "end_line, name, chunk_type, language, parent_scope, snippet, relevance_score "
-            "(0-1), scores, project_id." + HYBRID_WITHOUT_MODEL
+            "Find code by what it does ('where are tokens refreshed?', matched by meaning) "
+            "or by identifiers (getUserName, parse_args, os.path.join: matched by meaning "
+            "and by their words, split into parts) over indexed projects. Returns "
+            "{results}, best first: file_path, start_line, end_line, name, chunk_type, "
+            "language, parent_scope, snippet, relevance_score (0-1), scores, project_id."
+            + HYBRID_WITHOUT_MODEL
         ),
         input_schema=schema.arguments(
             {

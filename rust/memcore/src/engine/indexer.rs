@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use super::indexes::Indexes;
 use crate::error::Result;
 use crate::text::ScopedTerms;
-use crate::vector::{HUB_KIND, SharedVector, VectorIndex};
+use crate::vector::{SharedVector, VectorIndex};
 
 /// How often uncommitted text is committed.
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
@@ -303,9 +303,7 @@ fn settle_hubs(indexes: &Indexes, catch_up: Option<&str>, threads: usize) -> Res
     let Some(sym) = catalog.read().sym(namespace) else {
         return Ok(());
     };
-    hub_guarded(indexes, |v| {
-        v.catch_up_hubs(catalog, (sym, HUB_KIND), threads)
-    })
+    hub_guarded(indexes, |v| v.catch_up_hubs(catalog, sym, threads))
 }
 
 /// One round: apply the jobs, answer flushes and compactions, checkpoint.
@@ -426,6 +424,7 @@ fn apply(indexes: &Indexes, batch: &mut Vec<Job>, p: &mut Progress, threads: usi
         indexes.health.set_text_error(Some(e.to_string()));
     }
     if let Some(v) = vectors {
+        v.queue_hubs(&indexes.catalog, &added);
         match crate::panics::catch(|| v.apply(&added, &retired, threads)) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => indexes.health.set_vector_error(Some(e.to_string())),

@@ -135,11 +135,6 @@ pub(super) struct Hubness {
 }
 
 impl Hubness {
-    /// New vectors in the index: queue them for a value.
-    pub(super) fn added(&self, keys: impl Iterator<Item = u64>) {
-        self.work.lock().fresh.extend(keys);
-    }
-
     /// Retired vectors lose their value.
     pub(super) fn retired(&self, keys: &[u64]) {
         if keys.is_empty() {
@@ -274,6 +269,17 @@ impl VectorIndex {
             .collect()
     }
 
+    /// Queue the new vectors of [`HUB_KIND`] for a value (the other kinds
+    /// never get one, so they cost no hubness work).
+    pub fn queue_hubs(&self, catalog: &RwLock<Catalog>, added: &[(u64, super::SharedVector)]) {
+        let catalog = catalog.read();
+        let chunks = added
+            .iter()
+            .map(|(key, _)| *key)
+            .filter(|key| catalog.get(*key).is_some_and(|m| m.kind == HUB_KIND));
+        self.hubs.work.lock().fresh.extend(chunks);
+    }
+
     /// Whether hubness work is waiting (the indexer keeps stepping while so).
     pub fn hub_work_pending(&self) -> bool {
         let work = self.hubs.work.lock();
@@ -366,16 +372,13 @@ impl VectorIndex {
             }
             due.retain(|g| g.1 == HUB_KIND);
             work.retired = false;
-            // Their queued work is done here (and keys of other kinds, or
-            // gone, never needed any).
+            // Their queued work is done here.
             let in_due = |key: &u64| {
                 catalog
                     .get(*key)
                     .is_some_and(|m| due.contains(&(m.namespace, m.kind)))
             };
-            let waits =
-                |key: &u64| catalog.get(*key).is_some_and(|m| m.kind == HUB_KIND) && !in_due(key);
-            work.fresh.retain(waits);
+            work.fresh.retain(|k| !in_due(k));
             let HubWork {
                 refresh,
                 in_refresh,
@@ -427,8 +430,7 @@ impl VectorIndex {
         Ok(())
     }
 
-    /// Give the vectors of `group` (one namespace and kind) that have no
-    /// value yet theirs, as the end of an `index_project` pass needs: the
+    /// Give the code chunks of `namespace` that have no value yet theirs, as the end of an `index_project` pass needs: the
     /// keys queued for it are computed now, or the whole group when more
     /// than [`CATCH_UP_STALE`] of it is new since its last full pass, or it
     /// outgrew that pass by a quarter (new values alone would leave the
@@ -438,12 +440,10 @@ impl VectorIndex {
     pub fn catch_up_hubs(
         &self,
         catalog: &RwLock<Catalog>,
-        group: (Sym, Kind),
+        namespace: Sym,
         threads: usize,
     ) -> Result<()> {
-        if group.1 != HUB_KIND {
-            return Ok(());
-        }
+        let group = (namespace, HUB_KIND);
         if !self.hubs.work.lock().scanned {
             self.scan_for_missing(catalog);
         }
@@ -535,14 +535,14 @@ impl VectorIndex {
     /// Compute and store `key`'s value; returns its group, or None when the
     /// key is gone, is not of [`HUB_KIND`] or has no vector.
     fn compute_hub(&self, catalog: &RwLock<Catalog>, key: u64) -> Result<Option<(Sym, Kind)>> {
-        let group = match catalog.read().get(key) {
-            Some(meta) if meta.kind == HUB_KIND => (meta.namespace, meta.kind),
-            _ => return Ok(None),
-        };
         let Some(vector) = self.vector(key) else {
             return Ok(None);
         };
         let catalog = catalog.read();
+        let group = match catalog.get(key) {
+            Some(meta) if meta.kind == HUB_KIND => (meta.namespace, meta.kind),
+            _ => return Ok(None),
+        };
         let filter = Filter {
             namespace: group.0,
             kinds: KindSet::only(group.1),
@@ -636,7 +636,9 @@ mod tests {
                 },
             );
             self.index.stage(key, vector.clone());
-            self.index.apply(&[(key, vector)], &[], 1).unwrap();
+            let added = [(key, vector)];
+            self.index.queue_hubs(&self.catalog, &added);
+            self.index.apply(&added, &[], 1).unwrap();
         }
 
         fn settle(&self) {
@@ -700,23 +702,23 @@ mod tests {
         hub_and_loner(&f);
         f.settle();
         let loner = f.index.hub_value(2).unwrap();
-        let group = (f.catalog.read().sym("a").unwrap(), HUB_KIND);
+        let a = f.catalog.read().sym("a").unwrap();
         // A chunk beside the loner: it gets a value, the loner keeps its own
         // (1 of 23 is new: under CATCH_UP_STALE).
         f.add(40, "a", near(2, 3, 0.11));
-        f.index.catch_up_hubs(&f.catalog, group, 2).unwrap();
+        f.index.catch_up_hubs(&f.catalog, a, 2).unwrap();
         assert!(f.index.hub_value(40).unwrap() > 0.05);
         assert_eq!(f.index.hub_value(2), Some(loner));
         // One more: 2 of 24 new since the last full pass, so the whole group.
         f.add(41, "a", near(2, 3, 0.12));
-        f.index.catch_up_hubs(&f.catalog, group, 2).unwrap();
+        f.index.catch_up_hubs(&f.catalog, a, 2).unwrap();
         let recomputed = f.index.hub_value(2).unwrap();
         assert!(recomputed > loner + 0.1, "{recomputed} vs {loner}");
         // Ten more: the whole group again, the loner close to all of them.
         for key in 50..60 {
             f.add(key, "a", near(2, 3, 0.1 + key as f32 * 1e-3));
         }
-        f.index.catch_up_hubs(&f.catalog, group, 2).unwrap();
+        f.index.catch_up_hubs(&f.catalog, a, 2).unwrap();
         assert!(f.index.hub_value(2).unwrap() > recomputed + 0.5);
         assert!(f.index.hub_value(59).is_some());
         assert!(!f.index.hub_work_pending());

@@ -155,7 +155,6 @@ impl VectorIndex {
         retired: &[u64],
         threads: usize,
     ) -> Result<()> {
-        self.hubs.added(added.iter().map(|(key, _)| *key));
         self.hubs.retired(retired);
         if !self.graph_trusted() {
             let mut pending = self.pending.write();

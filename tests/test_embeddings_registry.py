@@ -81,6 +81,12 @@ def test_unknown_model_name_lists_the_valid_ones() -> None:
     assert all(name in message for name in EXPECTED_DIMS)
     assert caught.value.code == "INVALID_PARAMETER"
     assert caught.value.details == {"field": "model"}
+    assert "model_path" not in message
+
+
+def test_a_folder_given_as_model_name_points_at_model_path() -> None:
+    with pytest.raises(InvalidParameterError, match="pass it as model_path instead"):
+        get_spec("/opt/models/all-MiniLM-L6-v2")
 
 
 def test_model_dir_specs_follow_their_config() -> None:

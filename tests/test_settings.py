@@ -146,6 +146,7 @@ def test_a_model_path_must_hold_a_model(tmp_path: Path) -> None:
         (["--log-level", "loud"], {}, "expected one of: trace, debug, info, warn"),
         (["--transport", "sse"], {}, "expected one of: stdio, http"),
         (["--model", "gpt-4"], {}, "expected a model name (minilm, e5_small"),
+        (["--model", "./models/minilm"], {}, "a model folder goes in --model-path"),
         (["--namespace", " "], {}, "expected 1-128 printable characters"),
         (["--tools", "core,,all"], {}, "Invalid --tools 'core,,all'"),
         (["--host", "a b"], {}, "expected a host name"),

@@ -248,7 +248,8 @@ def _model(text: str) -> str | None:
     from memcore.embeddings.registry import REGISTRY
 
     if name not in REGISTRY:
-        raise ValueError(f"expected a model name ({', '.join(REGISTRY)}) or 'none'")
+        hint = "; a model folder goes in --model-path" if "/" in name or "\\" in name else ""
+        raise ValueError(f"expected a model name ({', '.join(REGISTRY)}) or 'none'{hint}")
     return name
 
 

@@ -217,5 +217,18 @@ def get_spec(name: str) -> ModelSpec:
     spec = REGISTRY.get(name)
     if spec is None:
         valid = ", ".join(REGISTRY)
-        raise invalid("model", f"Unknown embedding model {name!r}; valid models: {valid}")
+        raise invalid(
+            "model",
+            f"Unknown embedding model {name!r}; valid models: {valid}.{_folder_hint(name)}",
+        )
     return spec
+
+
+def _folder_hint(name: str) -> str:
+    """The fix when a model folder was given where a registry name is expected."""
+    if "/" not in name and "\\" not in name and not name.startswith("."):
+        return ""
+    return (
+        " For a model folder on disk (model.onnx, tokenizer.json, config.json), pass it"
+        " as model_path instead (--model-path, MEMCORE_MODEL_PATH)."
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from benches import report
 from benches.__main__ import AREAS, discover
-from benches.quality import cosqa, harness, updates
+from benches.quality import cosqa, definitions, harness, updates
 from benches.report import Record
 from benches.targets import BY_KEY, ROWS
 
@@ -153,3 +153,46 @@ def test_update_detection_runs_and_merges_into_the_report(tmp_path: Path) -> Non
     assert merged["other"] == {"x": 1} and merged["updates"] == fresh
     assert "### Update detection on store" in text and "| held-out | update |" in text
     assert json.loads((tmp_path / "quality.json").read_text()) == merged
+
+
+def test_definition_queries_are_names_defined_once_and_used_elsewhere(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "def load_config(path):\n    return path\n\n\n"
+        "def helper():\n    return load_config('x')\n\n\n"
+        "def unused_name():\n    pass\n"
+    )
+    (tmp_path / "b.py").write_text(
+        "class Loader:\n    def __init__(self):\n        self.x = 1\n\n\n"
+        "def helper():\n    return Loader()\n"
+    )
+    queries = definitions.definition_queries(tmp_path, 10)
+    # helper is defined twice, unused_name nowhere used, __init__ a dunder.
+    assert {q["doc"]: q["gold"] for q in queries} == {
+        "load_config": {"a.py:1"},
+        "Loader": {"b.py:1"},
+    }
+
+
+def test_definitions_score_search_code_per_kind_of_name(tmp_path: Path) -> None:
+    project = tmp_path / definitions.PROJECT
+    project.mkdir()
+    (project / "salt.py").write_text("def mksalt():\n    return os.urandom(8)\n")
+    (project / "users.py").write_text(
+        "def new_user():\n    return mksalt() + mksalt() + load_user_profile()\n"
+    )
+    (project / "profiles.py").write_text("def load_user_profile():\n    return {}\n")
+    queries = definitions.definition_queries(project, 10)
+    with memcore.Memory(tmp_path / "store", model=None) as mem:
+        mem.index_project(project, project_id=definitions.PROJECT)
+        scores = definitions.definition_scores(mem, queries)
+    hybrid = definitions.HYBRID
+    assert scores[f"{hybrid}, compound names"]["n"] == 1  # load_user_profile
+    assert scores[f"{hybrid}, one plain word"]["n"] == 1  # mksalt
+    assert scores[f"{hybrid}, all names"]["R@1"] == 1.0
+    text = "\n".join(
+        definitions.markdown(
+            {"queries": 2, "files": 3, "chunks": 3, "vectors": "none", "mrr_depth": 50}
+            | {"retrievers": scores}
+        )
+    )
+    assert "| search_code (hybrid), all names | 2 | 100.0 |" in text

@@ -231,6 +231,41 @@ def test_a_query_matches_through_split_identifiers(
     assert hits and hits[0].name == name, [(h.name, h.scores) for h in hits]
 
 
+# Each definition says its name once; the code that calls it says it more often.
+CALLER_FILES = {
+    "settings.py": "def load_config(path):\n    return json.loads(open(path).read())\n",
+    "app.py": (
+        "def main():\n    cfg = load_config('a.json')\n"
+        "    # load_config again when load_config fails\n"
+        "    return load_config('b.json') or cfg\n"
+    ),
+    "salt.py": "def mksalt():\n    return os.urandom(8)\n",
+    "users.py": "def new_user():\n    salt = mksalt()\n    return salt + mksalt() + mksalt()\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "definition"),
+    [
+        ("load_config", "settings.py"),
+        ("load_config()", "settings.py"),
+        ("settings.load_config", "settings.py"),
+        ("where is `load_config` called?", "settings.py"),
+        ("mksalt", "salt.py"),  # one plain word is a name too
+    ],
+)
+@both_backends
+def test_a_query_naming_a_function_finds_its_definition_first(
+    mem: memcore.Memory, tmp_path: Path, query: str, definition: str
+) -> None:
+    mem.index_project(write(tmp_path / "calls", CALLER_FILES), project_id="calls")
+    hits = mem.search_code(query, project_id="calls", limit=5)
+    assert hits[0].file_path == definition, [(h.file_path, h.scores) for h in hits]
+    assert len(hits) > 1  # the callers follow
+    # In a sentence, a plain word is not looked up as a name.
+    assert mem.search_code("mksalt calls", project_id="calls")[0].file_path == "users.py"
+
+
 def test_a_chunk_is_embedded_without_its_file_line() -> None:
     [chunk] = chunk_file("def greet():\n    return 'hi'\n", "python", "src/hello.py")
     assert chunk.content.startswith("# file: src/hello.py\n")

@@ -1,5 +1,6 @@
 """Run the quality sets and render their tables (shared by `python -m benches` and
-`python -m benches.quality`): LoCoMo and CoSQA retrieval, and update detection on store."""
+`python -m benches.quality`): LoCoMo and CoSQA retrieval, identifier queries on a real
+project (with CoSQA), and update detection on store."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benches import embedding_cache
-from benches.quality import cosqa, locomo, updates
+from benches.quality import cosqa, definitions, locomo, updates
 
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
 DEFAULT_LOCOMO = SHARED_BENCH / "locomo-dev/locomo-dev.json"
@@ -49,6 +50,8 @@ def run(
             pool_size=QUICK["cosqa_pool"] if quick else None,
             log=log,
         )
+        log("[quality] identifier -> definition (the standard library's modules)")
+        result["definitions"] = definitions.evaluate(quick=quick, log=log)
     if with_updates:
         result["updates"] = run_updates(quick=quick, log=log)
     return result
@@ -119,6 +122,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += _locomo_md(result["locomo"])
     if "cosqa" in result:
         lines += _cosqa_md(result["cosqa"])
+    if "definitions" in result:
+        lines += definitions.markdown(result["definitions"])
     if "updates" in result:
         lines += _updates_md(result["updates"])
     return "\n".join(lines) + "\n"
@@ -189,7 +194,9 @@ def _cosqa_md(data: dict[str, Any]) -> list[str]:
         "a query naming an identifier gives BM25 a share); the single-signal rows are the "
         "same engine call without a query vector (BM25 only) or with a query text no "
         "function holds (vector only). The identifier-query rows search each of the first "
-        "functions whose compound name is unique in the pool by that name (gold = its file).",
+        "functions whose name is unique in the pool by that name (399 of 500 snake_case or "
+        "camelCase, the rest one plain word; gold = its file), each ranking the function "
+        "that defines the name first (benches/quality/definitions.py).",
         "",
         "| retriever | n | MRR | R@1 | R@5 | R@10 | NDCG@10 |",
         "|---|---|---|---|---|---|---|",

@@ -215,7 +215,8 @@ impl PyEngine {
         run(py, &engine, || engine.indexed_files(namespace, project_id))
     }
 
-    /// Hybrid search over code chunks, best first, as `CodeHit`s.
+    /// Hybrid search over code chunks, best first, as `CodeHit`s; the chunks
+    /// that define a name the query gives come first.
     /// `weights` = (vector, bm25, ppr) replaces code's own z-score weights.
     #[pyo3(signature = (namespace, text, vector = None, *, project_id = None, language = None,
         limit = 10, weights = None))]

@@ -295,8 +295,71 @@ fn a_query_naming_an_identifier_gives_bm25_a_share() {
         found[0].0.name.clone().unwrap()
     };
     assert_eq!(first("rotate logs", Some(&QUERY)), "prune_archive");
-    assert_eq!(first("rotate_logs", Some(&QUERY)), "rotate_logs");
+    // (`logs_rotate` names no chunk, so no definition is ranked first.)
+    assert_eq!(first("logs_rotate", Some(&QUERY)), "rotate_logs");
     // Without a query vector BM25 ranks a description too (not the order
     // the chunks were stored in).
     assert_eq!(first("prune archive", None), "prune_archive");
+}
+
+#[test]
+fn a_chunk_defining_the_name_a_query_gives_ranks_first() {
+    // main uses parse_args three times and sits next to the query vector;
+    // the definition says the name once and is far from it. Both signals
+    // prefer main, yet a query naming parse_args wants its definition.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let at = |start, name: &str, content: &str, c| ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, content)
+    };
+    let uses = "def main():\n    args = parse_args(sys.argv)\n    \
+                # parse_args reads the flags; parse_args exits on --help";
+    let app = vec![
+        at(
+            1,
+            "parse_args",
+            "def parse_args(argv):\n    return argv",
+            0.1,
+        ),
+        at(5, "main", uses, 0.9),
+    ];
+    engine.index_file(&file("p", "app.py", app)).unwrap();
+    let elsewhere = vec![at(1, "parse_args", "def parse_args(): pass", 0.2)];
+    engine.index_file(&file("q", "cli.py", elsewhere)).unwrap();
+    let found = |text: &str, project: Option<&str>, language: Option<&str>| -> Vec<String> {
+        engine
+            .search_code("default", text, Some(&QUERY), project, language, 5)
+            .unwrap()
+            .into_iter()
+            .map(|(c, _)| format!("{}:{}", c.project_id, c.name.unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        found("parse_args", Some("p"), None),
+        ["p:parse_args", "p:main"]
+    );
+    assert_eq!(
+        found("parse args", Some("p"), None),
+        ["p:main", "p:parse_args"]
+    );
+    assert_eq!(
+        found("where is parse_args() called", Some("p"), None)[0],
+        "p:parse_args"
+    );
+    // Every project's definition comes first, best fused first; none
+    // outside the filters.
+    assert_eq!(
+        found("parse_args", None, None),
+        ["q:parse_args", "p:parse_args", "p:main"]
+    );
+    assert!(found("parse_args", None, Some("rust")).is_empty());
+    let top = engine
+        .search_code("default", "parse_args", None, Some("p"), None, 1)
+        .unwrap();
+    assert_eq!(top[0].0.name.as_deref(), Some("parse_args"));
+    assert!(
+        top[0].1.bm25.is_some(),
+        "the definition is scored like any hit"
+    );
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
-use super::code_weights::code_recall;
+use super::code_weights::{code_recall, defined_names};
 use super::indexes::Change;
 use super::query::SearchQuery;
 use super::search::{Hit, RecallOptions, Scores};
@@ -19,6 +19,11 @@ use crate::store::code::{self as rows, CodeChunks};
 use crate::store::oplog::{self, Action};
 use crate::store::table;
 use crate::temporal::{ValidAt, now_micros};
+
+/// At most this many chunks named by a query are ranked first by
+/// search_code (a name defined in more places than this, such as `__init__`,
+/// has its others ranked with the rest).
+const DEFINITIONS_RANKED: usize = 100;
 
 /// What indexing one file did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -247,7 +252,8 @@ impl Engine {
     }
 
     /// Hybrid search over code chunks (optionally one project, one language),
-    /// fused as [`code_recall`] says.
+    /// fused as [`code_recall`] says, the chunks that define a name the
+    /// query gives ([`defined_names`]) first.
     pub fn search_code(
         &self,
         namespace: &str,
@@ -291,7 +297,21 @@ impl Engine {
             valid: ValidAt::Any,
             limit,
         };
-        let hits = self.recall(&query, text, vector, options)?;
+        let names = defined_names(text);
+        let defined = if names.is_empty() {
+            Vec::new()
+        } else {
+            let conn = self.store.reader()?;
+            rows::keys_of_chunks_named(
+                &conn,
+                namespace,
+                &names,
+                project_id,
+                language,
+                DEFINITIONS_RANKED,
+            )?
+        };
+        let hits = self.recall_first(&query, text, vector, options, &defined)?;
         self.chunks_for(&hits)
     }
 

@@ -1,4 +1,5 @@
-//! search_code's signal weights, by the shape of the query.
+//! search_code's signal weights, and the names whose definitions it ranks
+//! first, by the shape of the query.
 //!
 //! Code chunks have no graph signal, so only BM25's share of the weight
 //! matters, and it depends on what the agent asks. A description ("read a
@@ -50,7 +51,49 @@ pub fn code_recall(query: &str) -> RecallOptions {
 /// (`render()`). Plain words, acronyms (`JSON`) and version numbers
 /// (`python 3.11`) are prose.
 pub fn names_identifier(query: &str) -> bool {
-    query.split_whitespace().any(|word| {
+    identifier_words(query).next().is_some()
+}
+
+/// At most this many names are looked up per query.
+const MAX_NAMES: usize = 8;
+
+/// The names a definition of what `query` names would carry: each
+/// identifier-shaped word as written, without a call's arguments, and the
+/// last part of a path (`os.path.join` -> `os.path.join`, `join`;
+/// `Vec::new` -> `Vec.new`, `new`; `render()` -> `render`), and a query of
+/// one plain word (`setlocale`) as it is: alone, a word is looked up as a
+/// name, while in a sentence only identifier-shaped words are (`read a file
+/// line by line` must not rank functions named `read` or `line` first).
+/// search_code ranks the chunks so named first: an agent that asks for a
+/// name mostly wants its definition, which BM25 and the vector alone rank
+/// below the places that use the name (`benches/quality/definitions.py`).
+pub fn defined_names(query: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut words = query.split_whitespace();
+    if let (Some(word), None) = (words.next(), words.next()) {
+        let word = word.trim_matches(PROSE_PUNCTUATION);
+        let name_chars = word.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if name_chars && word.chars().any(char::is_alphabetic) {
+            names.push(word.to_owned());
+        }
+    }
+    for word in identifier_words(query) {
+        let base = word.split('(').next().unwrap_or_default();
+        let last = base.rsplit('.').next().unwrap_or_default();
+        for name in [base, last] {
+            if !name.is_empty() && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names.truncate(MAX_NAMES);
+    names
+}
+
+/// The identifier-shaped words of `query`, trimmed of prose punctuation,
+/// `::` written as `.`.
+fn identifier_words(query: &str) -> impl Iterator<Item = String> + '_ {
+    query.split_whitespace().filter_map(|word| {
         let word = word.trim_matches(PROSE_PUNCTUATION).replace("::", ".");
         let chars: Vec<char> = word.chars().collect();
         let snake = word.contains('_') && chars.iter().any(|c| c.is_alphabetic());
@@ -63,7 +106,7 @@ pub fn names_identifier(query: &str) -> bool {
         let path = chars
             .windows(3)
             .any(|w| w[0].is_alphanumeric() && w[1] == '.' && w[2].is_alphabetic());
-        snake || camel || call || path
+        (snake || camel || call || path).then_some(word)
     })
 }
 
@@ -103,5 +146,28 @@ mod tests {
             assert!(names_identifier(q), "{q}");
             assert_eq!(code_recall(q).weights, IDENTIFIER_WEIGHTS);
         }
+    }
+
+    #[test]
+    fn defined_names_are_the_words_a_definition_carries() {
+        let names = |q: &str| defined_names(q);
+        assert_eq!(names("getUserName"), ["getUserName"]);
+        assert_eq!(names("where is parse_args called"), ["parse_args"]);
+        assert_eq!(
+            names("os.path.join with two dirs"),
+            ["os.path.join", "join"]
+        );
+        assert_eq!(names("Vec::new"), ["Vec.new", "new"]);
+        assert_eq!(
+            names("render(page) and `load_config`?"),
+            ["render", "load_config"]
+        );
+        assert_eq!(names("__init__ __init__"), ["__init__"]);
+        assert!(names("read a file line by line").is_empty());
+        assert_eq!(names("setlocale"), ["setlocale"]);
+        assert_eq!(names("`Block`?"), ["Block"]);
+        assert!(names("3.11").is_empty() && names("C++").is_empty());
+        let many = (0..20).map(|i| format!("name_{i}")).collect::<Vec<_>>();
+        assert_eq!(names(&many.join(" ")).len(), MAX_NAMES);
     }
 }

@@ -1,7 +1,7 @@
 //! The read path: vector search, BM25 search and hybrid recall, each
 //! filtered through the catalog inside the index traversal.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Engine;
 use super::query::{Pool, SearchQuery};
@@ -168,6 +168,21 @@ impl Engine {
         vector: Option<&[f32]>,
         options: &RecallOptions,
     ) -> Result<Vec<Hit>> {
+        self.recall_first(query, text, vector, options, &[])
+    }
+
+    /// [`Engine::recall`] with the documents `first` (those the query
+    /// admits) in the pool whatever the signals found, scored like every
+    /// candidate and ranked ahead of the others: search_code's definitions
+    /// of the names a query gives.
+    pub(super) fn recall_first(
+        &self,
+        query: &SearchQuery<'_>,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &RecallOptions,
+        first: &[u64],
+    ) -> Result<Vec<Hit>> {
         Self::check_query(query)?;
         let q = match vector {
             Some(v) => self.query_vector(v)?,
@@ -193,6 +208,7 @@ impl Engine {
                 .1
                 .bm25 = h.scores.bm25;
         }
+        self.add_candidates(query, first, &mut pool);
         let hubs = self.indexes.vectors();
         let ranked = ranked_keys(&pool, options, hubs.as_deref());
         if options.weights.ppr > 0.0 {
@@ -217,8 +233,29 @@ impl Engine {
             }
         }
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
+        if !first.is_empty() {
+            // A stable sort: fused order within each of the two tiers.
+            let first: HashSet<u64> = first.iter().copied().collect();
+            out.sort_by_key(|h| !first.contains(&h.key));
+        }
         out.truncate(query.limit);
         Ok(out)
+    }
+
+    /// Put the documents `keys` that `query` admits into the pool.
+    fn add_candidates(&self, query: &SearchQuery<'_>, keys: &[u64], pool: &mut Pool) {
+        if keys.is_empty() {
+            return;
+        }
+        let catalog = self.indexes.catalog.read();
+        let Some(filter) = Self::filter(&catalog, query) else {
+            return;
+        };
+        for &key in keys {
+            if let Some(meta) = catalog.get(key).filter(|_| catalog.admits(key, &filter)) {
+                pool.entry(key).or_insert((meta.kind, Signals::default()));
+            }
+        }
     }
 
     /// Valid memories of `namespace` at least `threshold` cosine-similar to

@@ -316,6 +316,14 @@ const MIGRATIONS: &[Migration] = &[
             (SELECT count(*) FROM document_conversations dc WHERE dc.document_id = documents.id);
     ",
     },
+    Migration {
+        version: 7,
+        sql: r"
+        -- search_code ranks the chunks that define a name the query gives
+        -- first (crate::engine::code_weights::defined_names), found by name.
+        CREATE INDEX code_chunks_by_name ON code_chunks(namespace, name);
+    ",
+    },
 ];
 
 /// The version this build writes.

@@ -266,6 +266,28 @@ def test_a_query_naming_a_function_finds_its_definition_first(
     assert mem.search_code("mksalt calls", project_id="calls")[0].file_path == "users.py"
 
 
+# A constant is no chunk of its own, and its parts are common words elsewhere.
+CONSTANT_FILES = {
+    "limits.py": "import os\n\nMAX_TOKENS = 128\nTIMEOUT = 5\n",
+    "notes.py": (
+        "def summary():\n    # max of the tokens; tokens over the max are cut\n"
+        "    return max(len(t) for t in tokens) + max_len(tokens)\n"
+    ),
+}
+
+
+@both_backends
+def test_a_whole_snake_case_name_is_a_term_of_its_own(mem: memcore.Memory, tmp_path: Path) -> None:
+    mem.index_project(write(tmp_path / "consts", CONSTANT_FILES), project_id="consts")
+    hits = mem.search_code("MAX_TOKENS", project_id="consts")
+    assert hits[0].file_path == "limits.py", [(h.file_path, h.scores) for h in hits]
+    # The parts still match apart.
+    assert {h.file_path for h in mem.search_code("max tokens", project_id="consts")} == {
+        "limits.py",
+        "notes.py",
+    }
+
+
 def test_a_chunk_is_embedded_without_its_file_line() -> None:
     [chunk] = chunk_file("def greet():\n    return 'hi'\n", "python", "src/hello.py")
     assert chunk.content.startswith("# file: src/hello.py\n")

@@ -15,6 +15,10 @@ on the other, then the other way round, so each reported number comes from queri
 choice never saw. The pool is indexed once (``index_project``, as ``benches.quality.cosqa``
 does) and every ``b`` of the grid is the same ``search_code`` call with explicit weights.
 The result, with the grid, goes to benches/results/quality-experiments.md by hand.
+
+Since search_code ranks the definitions of the names a query gives first, the identifier
+queries here (unique names, one function per file) score full marks at any share; the
+identifier share is chosen on a real project by ``benches.quality.identifier_tune``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,12 @@ definition competes with its uses. They are taken in the order of a hash of the 
 line), scored at chunk level. Rows are given for all names, for compound ones
 (snake_case, camelCase: identifier-shaped in a sentence too) and for one plain word
 (``setlocale``, ``mksalt``).
+
+Two more sets ask for what is not a chunk of its own. Constants: module-level
+``UPPER_SNAKE`` names assigned once in the project and used elsewhere; gold = the chunk
+holding the assignment. Uses: each compound name of the first set whose uses sit in at
+most :data:`MAX_USES` other chunks, asked as "where is NAME used"; gold = those chunks
+(recall@k = the share of them in the top k; MRR = the first).
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ DEFINITIONS = {"function", "method", "class"}
 METRICS = ("MRR", "R@1", "R@5", "R@10", "NDCG@10")
 COMPOUND = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z]")
 BUCKETS = ("all names", "compound names", "one plain word")
+CONSTANTS, USES = "constants", "uses"
+CONSTANT = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?::[^=]*)?=[^=]", re.MULTILINE)
+MAX_USES = 10
 HYBRID, BM25, VECTOR = cosqa.HYBRID, cosqa.BM25, cosqa.VECTOR
 
 
@@ -48,16 +57,74 @@ def stdlib_files() -> list[Path]:
     return sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))
 
 
-def definition_queries(project: Path, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` queries ``{doc, gold}`` for the definitions under ``project``."""
+def _chunks(project: Path) -> tuple[list[Any], dict[str, str]]:
+    """Every chunk under ``project`` as ``index_project`` cuts it, and each file's text."""
     from memcore.code import chunk_file
 
-    chunks = []
+    chunks, texts = [], {}
     for path in sorted(project.glob("*.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        chunks += chunk_file(text, "python", path.name)
+        texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
+        chunks += chunk_file(texts[path.name], "python", path.name)
+    return chunks, texts
+
+
+def _key(chunk: Any) -> str:
+    return f"{chunk.file_path}:{chunk.start_line}"
+
+
+def _written(chunks: list[Any]) -> Counter[str]:
+    """In how many chunks each word stands."""
+    return Counter(word for c in chunks for word in set(re.findall(r"\w+", c.content)))
+
+
+def constant_queries(project: Path, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` queries for module-level constants assigned once and used elsewhere;
+    gold = the chunk(s) holding the assignment line."""
+    chunks, texts = _chunks(project)
+    written = _written(chunks)
+    assigned: dict[str, list[tuple[str, int]]] = {}
+    for name, text in texts.items():
+        for match in CONSTANT.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            assigned.setdefault(match.group(1), []).append((name, line))
+    queries = []
+    for constant, places in assigned.items():
+        if len(places) != 1 or written[constant] < 2:
+            continue
+        file, line = places[0]
+        gold = {
+            _key(c) for c in chunks if c.file_path == file and c.start_line <= line <= c.end_line
+        }
+        if gold:
+            queries.append({"doc": constant, "gold": gold})
+    queries.sort(key=lambda q: hashlib.sha1(q["doc"].encode()).hexdigest())
+    return queries[:limit]
+
+
+def use_queries(project: Path, names: list[str], limit: int) -> list[dict[str, Any]]:
+    """ "where is NAME used" for each compound name of ``names`` with 1 to
+    :data:`MAX_USES` chunks using it besides its definition; gold = those chunks."""
+    chunks, _ = _chunks(project)
+    queries = []
+    for name in names:
+        if not COMPOUND.search(name):
+            continue
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        uses = {
+            _key(c)
+            for c in chunks
+            if word.search(c.content) and not (c.name == name and c.chunk_type in DEFINITIONS)
+        }
+        if 1 <= len(uses) <= MAX_USES:
+            queries.append({"doc": f"where is {name} used", "gold": uses})
+    return queries[:limit]
+
+
+def definition_queries(project: Path, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` queries ``{doc, gold}`` for the definitions under ``project``."""
+    chunks, _ = _chunks(project)
     defined = Counter(c.name for c in chunks if c.chunk_type in DEFINITIONS)
-    written = Counter(word for c in chunks for word in set(re.findall(r"\w+", c.content)))
+    written = _written(chunks)
     queries = []
     for c in chunks:
         name = c.name or ""
@@ -70,7 +137,7 @@ def definition_queries(project: Path, limit: int) -> list[dict[str, Any]]:
             continue
         if written[name] < 2:
             continue  # no use besides the definition: nothing to compete with
-        queries.append({"doc": name, "gold": {f"{c.file_path}:{c.start_line}"}})
+        queries.append({"doc": name, "gold": {_key(c)}})
     queries.sort(key=lambda q: hashlib.sha1(q["doc"].encode()).hexdigest())
     return queries[:limit]
 
@@ -83,7 +150,12 @@ def evaluate(*, quick: bool = False, log: cosqa.Log = print) -> dict[str, Any]:
         project.mkdir()
         for path in files:
             shutil.copyfile(path, project / path.name)
-        queries = definition_queries(project, QUICK_QUERIES if quick else QUERIES)
+        limit = QUICK_QUERIES if quick else QUERIES
+        queries = definition_queries(project, limit)
+        sets = {
+            CONSTANTS: constant_queries(project, limit),
+            USES: use_queries(project, [q["doc"] for q in queries], limit),
+        }
         mem, vectors = cosqa.open_memory(Path(tmp) / "store")
         with mem:
             log(f"  definitions: indexing {len(files)} standard-library modules")
@@ -91,6 +163,12 @@ def evaluate(*, quick: bool = False, log: cosqa.Log = print) -> dict[str, Any]:
             mem._engine.flush()
             log(f"  definitions: {report.total_chunks:,} chunks, {len(queries)} queries")
             retrievers = definition_scores(mem, queries)
+            for label, query_set in sets.items():
+                retrievers |= {
+                    f"{name}, {label}": scores
+                    for name, scores in _ranked(mem, query_set).items()
+                    if query_set
+                }
     return {
         "source": str(Path(sysconfig.get_paths()["stdlib"])),
         "files": len(files),
@@ -104,6 +182,25 @@ def evaluate(*, quick: bool = False, log: cosqa.Log = print) -> dict[str, Any]:
 
 def definition_scores(mem: Any, queries: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Each ranking of the defining chunk, per bucket of names (:data:`BUCKETS`)."""
+    per_bucket: dict[str, dict[str, dict[str, float]]] = {}
+    for bucket in BUCKETS:
+        chosen = [q for q in queries if bucket in (BUCKETS[0], _bucket(q["doc"]))]
+        if chosen:
+            per_bucket[bucket] = _ranked(mem, chosen)
+    rankers = next(iter(per_bucket.values()), {})
+    return {
+        f"{name}, {bucket}": scores[name]
+        for name in rankers
+        for bucket, scores in per_bucket.items()
+    }
+
+
+def _bucket(name: str) -> str:
+    return BUCKETS[1] if COMPOUND.search(name) else BUCKETS[2]
+
+
+def _ranked(mem: Any, queries: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Each ranking's scores on ``queries``."""
     engine, ns = mem._engine, mem.namespace
 
     def keys(hits: Any) -> list[str]:
@@ -119,31 +216,29 @@ def definition_scores(mem: Any, queries: list[dict[str, Any]]) -> dict[str, dict
         rankers[VECTOR] = lambda q, v: keys(
             engine.search_code(ns, cosqa.NO_TERM, v, project_id=PROJECT, limit=cosqa.DEPTH)
         )
-    scores = {(name, bucket): Scores() for name in rankers for bucket in BUCKETS}
+    scores = {name: Scores() for name in rankers}
     for q in queries:
         vector = cosqa.query_vector(mem, q)
-        bucket = BUCKETS[1] if COMPOUND.search(q["doc"]) else BUCKETS[2]
         for name, rank in rankers.items():
-            found = per_query(rank(q["doc"], vector), q["gold"], cosqa.KS, cosqa.DEPTH)
-            scores[name, BUCKETS[0]].add(found)
-            scores[name, bucket].add(found)
-    return {
-        f"{name}, {bucket}": {"n": s.count, **s.means()}
-        for (name, bucket), s in scores.items()
-        if s.count
-    }
+            scores[name].add(per_query(rank(q["doc"], vector), q["gold"], cosqa.KS, cosqa.DEPTH))
+    return {name: {"n": s.count, **s.means()} for name, s in scores.items()}
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
     """The report's section."""
     lines = [
-        f"### Identifier → definition ({data['queries']} names over {data['files']} modules "
-        f"of the Python standard library, {data['chunks']:,} chunks; vectors: "
+        f"### Identifiers in a real project ({data['queries']} names over {data['files']} "
+        f"modules of the Python standard library, {data['chunks']:,} chunks; vectors: "
         f"{data['vectors']})",
         "",
-        "Each query is a function, method or class name defined once in the project and used "
-        "in other chunks too (benches/quality/definitions.py); gold = the chunk that defines "
-        f"it, scored per chunk. MRR over the top {data['mrr_depth']}; rows as for CoSQA.",
+        "Names: each query is a function, method or class name defined once in the project "
+        "and used in other chunks too; gold = the chunk that defines it. Constants: a "
+        "module-level UPPER_SNAKE name assigned once and used elsewhere; gold = the chunk "
+        'that assigns it. Uses: "where is NAME used" for compound names used in 1 to '
+        f"{MAX_USES} other chunks; gold = those chunks (R@k = the share of them in the top "
+        "k, MRR = the first; the definition comes first by design, so R@1 is 0). "
+        "benches/quality/definitions.py; scored per chunk, MRR over the top "
+        f"{data['mrr_depth']}; rows as for CoSQA.",
         "",
         "| retriever | n | MRR | R@1 | R@5 | R@10 | NDCG@10 |",
         "|---|---|---|---|---|---|---|",

@@ -142,7 +142,8 @@ class CodeAPI(SearchAPI):
         identifier-split code (``getUserName`` matches "user name"), each z-scored and
         fused with weights that follow the query's shape: a description ("read a file
         line by line") ranks by the vector alone, a query naming an identifier
-        (``parse_args``, ``getUserName``, ``os.path.join``) gives BM25 a 0.15 share.
+        (``parse_args``, ``getUserName``, ``os.path.join``) ranks by BM25 (whole names are
+        terms of their own).
         The chunks that define a name the query gives (an identifier-shaped word, the last
         part of a path or call, or a query of one word such as ``setlocale``) come first,
         best fused first, then the rest: asking for a name mostly means its definition.

@@ -283,10 +283,10 @@ fn search_code_fuses_with_code_weights() {
 }
 
 #[test]
-fn a_query_naming_an_identifier_gives_bm25_a_share() {
+fn a_query_naming_an_identifier_ranks_by_its_words() {
     // rotate_logs holds the query's words and is nearly as close as
     // prune_archive: a description ranks by the vector alone, the same
-    // words written as an identifier let the word match win.
+    // words written as an identifier rank by the word match.
     let (engine, _dir) = logs_store(0.88);
     let first = |text: &str, vector: Option<&[f32]>| {
         let found = engine

@@ -162,9 +162,9 @@ _SPECS = (
         title="Search code",
         description=(
             "Find code by what it does ('where are tokens refreshed?', matched by meaning) "
-            "or by identifiers (getUserName, parse_args, os.path.join: matched by meaning "
-            "and by their words, split into parts; the chunks that define a name you give, "
-            "or a one-word query, come first) over indexed projects. Returns "
+            "or by identifiers (getUserName, parse_args, MAX_SIZE, os.path.join: matched by "
+            "the whole name and its parts; the chunks that define a name you give, or a "
+            "one-word query, come first) over indexed projects. Returns "
             "{results}, best first: file_path, start_line, end_line, name, chunk_type, "
             "language, parent_scope, snippet, relevance_score (0-1), scores, project_id."
             + HYBRID_WITHOUT_MODEL

@@ -5,12 +5,15 @@
 //! matters, and it depends on what the agent asks. A description ("read a
 //! file line by line") is matched by meaning: on CoSQA's 500 descriptions
 //! every BM25 share above 0 lowered R@1 and MRR once the vector carries the
-//! hubness penalty (`crate::vector::HUB_KIND`). A query that names code
-//! (`getUserName`, `parse_args`, `os.path.join`, `render()`) is matched by
-//! its words: on 500 queries that are a function's compound name, BM25 lifts
-//! MRR by two points. Both shares were chosen by 2-fold cross-validation
-//! (`python -m benches.quality.cosqa_tune`; folds and grid in
-//! `benches/results/quality-experiments.md`, section 13).
+//! hubness penalty (`crate::vector::HUB_KIND`); chosen by 2-fold
+//! cross-validation (`python -m benches.quality.cosqa_tune`; section 13 of
+//! `benches/results/quality-experiments.md`). A query that names code
+//! (`getUserName`, `parse_args`, `os.path.join`, `render()`) gets the chunks
+//! that define those names first ([`defined_names`]), then is matched by its
+//! words alone: what follows the definitions is the code that uses the name
+//! and names that are no chunk of their own (constants), and on both, in the
+//! Python standard library, every vector share lowered MRR; both folds of
+//! `python -m benches.quality.identifier_tune` pick BM25 alone (section 15).
 
 use super::search::RecallOptions;
 use crate::fusion::{FusionMode, Weights};
@@ -23,10 +26,11 @@ pub const DESCRIPTION_WEIGHTS: Weights = Weights {
     ppr: 0.0,
 };
 
-/// Weights for a query that names an identifier.
+/// Weights for a query that names an identifier: BM25 ranks alone (the
+/// vector still ranks when BM25 matches nothing; see `crate::fusion`).
 pub const IDENTIFIER_WEIGHTS: Weights = Weights {
-    vector: 0.85,
-    bm25: 0.15,
+    vector: 0.0,
+    bm25: 1.0,
     ppr: 0.0,
 };
 

@@ -1,11 +1,14 @@
 //! Text analysis for BM25: identifier-aware tokenising, lower-casing and
 //! (by default English) stemming.
 //!
-//! The tokenizer splits on anything that is not a letter or digit and, inside
-//! a word, also at camelCase and letter/digit boundaries, emitting the whole
-//! word and then its parts: `getUserName` indexes as `getusername`, `get`,
-//! `user`, `name`, so code and prose meet in one index ("user name" finds
-//! `getUserName`; `snake_case` already splits at the underscore).
+//! The tokenizer splits on anything that is not a letter, digit or
+//! underscore and, inside a word, also at underscores, camelCase and
+//! letter/digit boundaries, emitting the whole word and then its parts:
+//! `getUserName` indexes as `getusername`, `get`, `user`, `name`, and
+//! `MAX_TOKENS` as `max_tokens`, `max`, `tokens`, so code and prose meet in
+//! one index ("user name" finds `getUserName`) and a whole identifier is a
+//! rare term of its own (`parse_args` ranks the code that says it above code
+//! that says "parse" and "args" apart).
 
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
@@ -120,7 +123,7 @@ fn tokenize(text: &str) -> Vec<Token> {
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
     {
-        match (c.is_alphanumeric(), word_start) {
+        match (c.is_alphanumeric() || c == '_', word_start) {
             (true, None) => word_start = Some(i),
             (false, Some(start)) => {
                 push_word(text, start, i, &mut position, &mut tokens);
@@ -132,23 +135,48 @@ fn tokenize(text: &str) -> Vec<Token> {
     tokens
 }
 
+/// A run of letters, digits and underscores: without its outer underscores,
+/// the whole of it when it holds one (`load_config`), then each of its
+/// underscore-separated parts as a word of its own.
 fn push_word(text: &str, start: usize, end: usize, position: &mut usize, out: &mut Vec<Token>) {
-    let word = &text[start..end];
+    let run = &text[start..end];
+    let after_leading = run.trim_start_matches('_');
+    let word = after_leading.trim_end_matches('_');
+    if word.is_empty() {
+        return; // only underscores
+    }
+    let start = start + run.len() - after_leading.len();
+    if word.contains('_') {
+        emit_token(out, position, start, word);
+    }
+    let mut offset = 0;
+    for part in word.split('_') {
+        if !part.is_empty() {
+            push_part(start + offset, part, position, out);
+        }
+        offset += part.len() + 1;
+    }
+}
+
+fn emit_token(out: &mut Vec<Token>, position: &mut usize, from: usize, text: &str) {
+    out.push(Token {
+        offset_from: from,
+        offset_to: from + text.len(),
+        position: *position,
+        text: text.to_owned(),
+        position_length: 1,
+    });
+    *position += 1;
+}
+
+/// A word without underscores: itself, then its camelCase and letter/digit
+/// parts when it has more than one.
+fn push_part(start: usize, word: &str, position: &mut usize, out: &mut Vec<Token>) {
+    emit_token(out, position, start, word);
     let parts = split_identifier(word);
-    let mut emit = |from: usize, to: usize| {
-        out.push(Token {
-            offset_from: start + from,
-            offset_to: start + to,
-            position: *position,
-            text: word[from..to].to_owned(),
-            position_length: 1,
-        });
-        *position += 1;
-    };
-    emit(0, word.len());
     if parts.len() > 1 {
         for (from, to) in parts {
-            emit(from, to);
+            emit_token(out, position, start + from, &word[from..to]);
         }
     }
 }
@@ -196,7 +224,20 @@ mod tests {
             analyse("simple", "HTTPServer utf8"),
             vec!["httpserver", "http", "server", "utf8", "utf", "8"]
         );
-        assert_eq!(analyse("simple", "snake_case"), vec!["snake", "case"]);
+        assert_eq!(
+            analyse("simple", "load_userName __init__ MAX_TOKENS _"),
+            vec![
+                "load_username",
+                "load",
+                "username",
+                "user",
+                "name",
+                "init",
+                "max_tokens",
+                "max",
+                "tokens"
+            ]
+        );
     }
 
     #[test]

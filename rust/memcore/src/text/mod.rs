@@ -42,9 +42,11 @@ const KEY: &str = "key";
 /// holds: an index whose field is named otherwise fails the schema check on
 /// open and is rebuilt from the store. It was `body` before terms were scoped,
 /// `terms` before a turn's own text counted three times in its key
-/// (`store::conversations::TURN_OWN_WEIGHT`); rename it again when a key's
-/// definition changes, so no index mixes old keys with new ones.
-const BODY: &str = "terms_v2";
+/// (`store::conversations::TURN_OWN_WEIGHT`), `terms_v2` before a snake_case
+/// word was indexed whole as well as in parts (`analyzer`); rename it again
+/// when a key's definition or its analysis changes, so no index mixes old
+/// terms with new ones.
+const BODY: &str = "terms_v3";
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))

@@ -72,6 +72,9 @@ def test_a_modified_file_is_reindexed_after_the_debounce(
     waited = eventually(lambda: names(watched, "renamed") == {"alpha_renamed"})
     assert waited >= 0.4  # nothing happens before the 500 ms of quiet
     assert names(watched, "original") == set()
+    # The file's chunks are searchable as soon as they are written; the pass's closing
+    # status comes after (it also tops up the hubness values), so wait for it.
+    eventually(lambda: watched.get_index_status("p").status == "watching")
     status = watched.get_index_status("p")
     assert (status.status, status.total_files, status.indexed_files) == ("watching", 2, 2)
 

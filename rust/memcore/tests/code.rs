@@ -363,3 +363,30 @@ fn a_chunk_defining_the_name_a_query_gives_ranks_first() {
         "the definition is scored like any hit"
     );
 }
+
+#[test]
+fn a_name_defined_in_too_many_places_ranks_like_any_word() {
+    // 101 chunks define `handle`, far from the query; `dispatch` says the
+    // word three times and sits next to it. So common a name points at no
+    // definition in particular, so the query ranks as usual.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    let at = |start, name: &str, content: &str, c| ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, content)
+    };
+    let mut chunks: Vec<ChunkDraft> = (0..101)
+        .map(|i| at(i * 4 + 1, "handle", "def handle(self): pass", 0.1))
+        .collect();
+    chunks.push(at(500, "dispatch", "handle handle handle", 0.9));
+    engine
+        .index_file(&file("p", "handlers.py", chunks))
+        .unwrap();
+    let first = |text: &str| {
+        let hits = engine
+            .search_code("default", text, Some(&QUERY), None, None, 3)
+            .unwrap();
+        hits[0].0.name.clone().unwrap()
+    };
+    assert_eq!(first("handle"), "dispatch");
+}

@@ -20,9 +20,10 @@ use crate::store::oplog::{self, Action};
 use crate::store::table;
 use crate::temporal::{ValidAt, now_micros};
 
-/// At most this many chunks named by a query are ranked first by
-/// search_code (a name defined in more places than this, such as `__init__`,
-/// has its others ranked with the rest).
+/// search_code ranks first the chunks of a name the query gives when at
+/// most this many carry it: a name defined in more places (`__init__` or
+/// `get` in a large project) says little about which is meant, and ranks
+/// like any other word.
 const DEFINITIONS_RANKED: usize = 100;
 
 /// What indexing one file did.
@@ -297,22 +298,35 @@ impl Engine {
             valid: ValidAt::Any,
             limit,
         };
-        let names = defined_names(text);
-        let defined = if names.is_empty() {
-            Vec::new()
-        } else {
-            let conn = self.store.reader()?;
-            rows::keys_of_chunks_named(
-                &conn,
-                namespace,
-                &names,
-                project_id,
-                language,
-                DEFINITIONS_RANKED,
-            )?
-        };
+        let defined = self.definitions(&query, text)?;
         let hits = self.recall_first(&query, text, vector, options, &defined)?;
         self.chunks_for(&hits)
+    }
+
+    /// The chunks that define the names `text` gives ([`defined_names`]),
+    /// in `query`'s namespace, project and language: each name's when at
+    /// most [`DEFINITIONS_RANKED`] chunks carry it.
+    fn definitions(&self, query: &SearchQuery<'_>, text: &str) -> Result<Vec<u64>> {
+        let names = defined_names(text);
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.store.reader()?;
+        let mut keys = Vec::new();
+        for name in &names {
+            let found = rows::keys_of_chunks_named(
+                &conn,
+                query.namespace,
+                name,
+                query.scope,
+                query.tag,
+                DEFINITIONS_RANKED + 1,
+            )?;
+            if found.len() <= DEFINITIONS_RANKED {
+                keys.extend(found);
+            }
+        }
+        Ok(keys)
     }
 
     /// The chunks behind hits, in hit order (other kinds skipped).

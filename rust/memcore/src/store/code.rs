@@ -136,32 +136,26 @@ pub fn chunk_count(conn: &Connection, namespace: &str, project: &str) -> Result<
         .query_row(params![namespace, project], |r| r.get(0))?)
 }
 
-/// Keys of at most `limit` chunks of `namespace` named one of `names`, of
-/// one project and language when given (the definitions of those names).
+/// Keys of at most `limit` chunks of `namespace` named `name`, of one
+/// project and language when given (the definitions of that name).
 pub fn keys_of_chunks_named(
     conn: &Connection,
     namespace: &str,
-    names: &[String],
+    name: &str,
     project: Option<&str>,
     language: Option<&str>,
     limit: usize,
 ) -> Result<Vec<u64>> {
-    if names.is_empty() {
-        return Ok(Vec::new());
-    }
-    let marks: Vec<String> = (0..names.len()).map(|i| format!("?{}", i + 5)).collect();
-    let sql = format!(
+    let mut stmt = conn.prepare_cached(
         "SELECT doc_key FROM code_chunks
-         WHERE namespace = ?1 AND name IN ({}) AND (?2 IS NULL OR project_id = ?2)
-           AND (?3 IS NULL OR language = ?3)
-         ORDER BY doc_key LIMIT ?4",
-        marks.join(", ")
-    );
+         WHERE namespace = ?1 AND name = ?2 AND (?3 IS NULL OR project_id = ?3)
+           AND (?4 IS NULL OR language = ?4)
+         LIMIT ?5",
+    )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut values: Vec<&dyn rusqlite::ToSql> = vec![&namespace, &project, &language, &limit];
-    values.extend(names.iter().map(|n| n as &dyn rusqlite::ToSql));
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let keys = stmt.query_map(values.as_slice(), |r| r.get::<_, i64>(0))?;
+    let keys = stmt.query_map(params![namespace, name, project, language, limit], |r| {
+        r.get::<_, i64>(0)
+    })?;
     Ok(keys
         .map(|k| k.map(|k| k as u64))
         .collect::<rusqlite::Result<_>>()?)

@@ -227,15 +227,21 @@ fn at_cosine(c: f32) -> Vec<f32> {
     vec![c, (1.0 - c * c).sqrt(), 0.0, 0.0]
 }
 
+/// A chunk whose vector is at cosine `c` from [`QUERY`].
+fn chunk_at(start: i64, name: &str, content: &str, c: f32) -> ChunkDraft {
+    ChunkDraft {
+        embedding: Some(at_cosine(c)),
+        ..chunk(start, name, content)
+    }
+}
+
 /// A store holding logs.py: rotate_logs (matches "rotate"/"logs") at cosine
 /// `rotate` from the query direction, prune_archive at 0.9, render_page at 0.1.
 fn logs_store(rotate: f32) -> (Engine, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
-    let with_vector = |start, name: &str, c| ChunkDraft {
-        embedding: Some(at_cosine(c)),
-        ..chunk(start, name, &format!("def {name}(): pass"))
-    };
+    let with_vector =
+        |start, name: &str, c| chunk_at(start, name, &format!("def {name}(): pass"), c);
     let chunks = vec![
         with_vector(1, "rotate_logs", rotate),
         with_vector(5, "prune_archive", 0.9),
@@ -309,23 +315,19 @@ fn a_chunk_defining_the_name_a_query_gives_ranks_first() {
     // prefer main, yet a query naming parse_args wants its definition.
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
-    let at = |start, name: &str, content: &str, c| ChunkDraft {
-        embedding: Some(at_cosine(c)),
-        ..chunk(start, name, content)
-    };
     let uses = "def main():\n    args = parse_args(sys.argv)\n    \
                 # parse_args reads the flags; parse_args exits on --help";
     let app = vec![
-        at(
+        chunk_at(
             1,
             "parse_args",
             "def parse_args(argv):\n    return argv",
             0.1,
         ),
-        at(5, "main", uses, 0.9),
+        chunk_at(5, "main", uses, 0.9),
     ];
     engine.index_file(&file("p", "app.py", app)).unwrap();
-    let elsewhere = vec![at(1, "parse_args", "def parse_args(): pass", 0.2)];
+    let elsewhere = vec![chunk_at(1, "parse_args", "def parse_args(): pass", 0.2)];
     engine.index_file(&file("q", "cli.py", elsewhere)).unwrap();
     let found = |text: &str, project: Option<&str>, language: Option<&str>| -> Vec<String> {
         engine
@@ -367,18 +369,14 @@ fn a_chunk_defining_the_name_a_query_gives_ranks_first() {
 #[test]
 fn a_name_defined_in_too_many_places_ranks_like_any_word() {
     // 101 chunks define `handle`, far from the query; `dispatch` says the
-    // word three times and sits next to it. So common a name points at no
-    // definition in particular, so the query ranks as usual.
+    // word three times and sits next to it. A name that common points at no
+    // definition in particular: the query ranks as usual.
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
-    let at = |start, name: &str, content: &str, c| ChunkDraft {
-        embedding: Some(at_cosine(c)),
-        ..chunk(start, name, content)
-    };
     let mut chunks: Vec<ChunkDraft> = (0..101)
-        .map(|i| at(i * 4 + 1, "handle", "def handle(self): pass", 0.1))
+        .map(|i| chunk_at(i * 4 + 1, "handle", "def handle(self): pass", 0.1))
         .collect();
-    chunks.push(at(500, "dispatch", "handle handle handle", 0.9));
+    chunks.push(chunk_at(500, "dispatch", "handle handle handle", 0.9));
     engine
         .index_file(&file("p", "handlers.py", chunks))
         .unwrap();

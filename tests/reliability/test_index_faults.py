@@ -241,7 +241,9 @@ PANICKER = textwrap.dedent(
 
 
 def test_a_panic_in_the_core_becomes_a_storage_error_and_a_rebuild(tmp_path: Path) -> None:
-    for seed in range(1, 13):
+    # Which bytes a seed hits differs from run to run (segment names and sizes), so
+    # enough seeds are tried that one makes tantivy panic every time.
+    for seed in range(1, 41):
         store = tmp_path / f"seed{seed}"
         done = subprocess.run(
             [sys.executable, "-c", PANICKER, str(store), str(seed)],

@@ -165,7 +165,7 @@ def test_definition_queries_are_names_defined_once_and_used_elsewhere(tmp_path: 
         "class Loader:\n    def __init__(self):\n        self.x = 1\n\n\n"
         "def helper():\n    return Loader()\n"
     )
-    queries = definitions.definition_queries(tmp_path, 10)
+    queries = definitions.definition_queries(definitions.read_corpus(tmp_path), 10)
     # helper is defined twice, unused_name nowhere used, __init__ a dunder.
     assert {q["doc"]: q["gold"] for q in queries} == {
         "load_config": {"a.py:1"},
@@ -181,7 +181,7 @@ def test_definitions_score_search_code_per_kind_of_name(tmp_path: Path) -> None:
         "def new_user():\n    return mksalt() + mksalt() + load_user_profile()\n"
     )
     (project / "profiles.py").write_text("def load_user_profile():\n    return {}\n")
-    queries = definitions.definition_queries(project, 10)
+    queries = definitions.definition_queries(definitions.read_corpus(project), 10)
     with memcore.Memory(tmp_path / "store", model=None) as mem:
         mem.index_project(project, project_id=definitions.PROJECT)
         scores = definitions.definition_scores(mem, queries)

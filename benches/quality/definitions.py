@@ -32,6 +32,7 @@ import shutil
 import sysconfig
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,43 +58,48 @@ def stdlib_files() -> list[Path]:
     return sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))
 
 
-def _chunks(project: Path) -> tuple[list[Any], dict[str, str]]:
-    """Every chunk under ``project`` as ``index_project`` cuts it, and each file's text."""
+@dataclass(frozen=True)
+class Corpus:
+    """A project's files as ``index_project`` cuts them, read once for every query set."""
+
+    chunks: list[Any]
+    texts: dict[str, str]  # file name -> text
+    written: Counter[str]  # word -> how many chunks it stands in
+
+
+def read_corpus(project: Path) -> Corpus:
+    """The ``*.py`` files under ``project``, chunked as ``index_project`` chunks them."""
     from memcore.code import chunk_file
 
     chunks, texts = [], {}
     for path in sorted(project.glob("*.py")):
         texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
         chunks += chunk_file(texts[path.name], "python", path.name)
-    return chunks, texts
+    written = Counter(word for c in chunks for word in set(re.findall(r"\w+", c.content)))
+    return Corpus(chunks, texts, written)
 
 
 def _key(chunk: Any) -> str:
     return f"{chunk.file_path}:{chunk.start_line}"
 
 
-def _written(chunks: list[Any]) -> Counter[str]:
-    """In how many chunks each word stands."""
-    return Counter(word for c in chunks for word in set(re.findall(r"\w+", c.content)))
-
-
-def constant_queries(project: Path, limit: int) -> list[dict[str, Any]]:
+def constant_queries(corpus: Corpus, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` queries for module-level constants assigned once and used elsewhere;
     gold = the chunk(s) holding the assignment line."""
-    chunks, texts = _chunks(project)
-    written = _written(chunks)
     assigned: dict[str, list[tuple[str, int]]] = {}
-    for name, text in texts.items():
+    for name, text in corpus.texts.items():
         for match in CONSTANT.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             assigned.setdefault(match.group(1), []).append((name, line))
     queries = []
     for constant, places in assigned.items():
-        if len(places) != 1 or written[constant] < 2:
+        if len(places) != 1 or corpus.written[constant] < 2:
             continue
         file, line = places[0]
         gold = {
-            _key(c) for c in chunks if c.file_path == file and c.start_line <= line <= c.end_line
+            _key(c)
+            for c in corpus.chunks
+            if c.file_path == file and c.start_line <= line <= c.end_line
         }
         if gold:
             queries.append({"doc": constant, "gold": gold})
@@ -101,10 +107,9 @@ def constant_queries(project: Path, limit: int) -> list[dict[str, Any]]:
     return queries[:limit]
 
 
-def use_queries(project: Path, names: list[str], limit: int) -> list[dict[str, Any]]:
+def use_queries(corpus: Corpus, names: list[str], limit: int) -> list[dict[str, Any]]:
     """ "where is NAME used" for each compound name of ``names`` with 1 to
     :data:`MAX_USES` chunks using it besides its definition; gold = those chunks."""
-    chunks, _ = _chunks(project)
     queries = []
     for name in names:
         if not COMPOUND.search(name):
@@ -112,7 +117,7 @@ def use_queries(project: Path, names: list[str], limit: int) -> list[dict[str, A
         word = re.compile(rf"\b{re.escape(name)}\b")
         uses = {
             _key(c)
-            for c in chunks
+            for c in corpus.chunks
             if word.search(c.content) and not (c.name == name and c.chunk_type in DEFINITIONS)
         }
         if 1 <= len(uses) <= MAX_USES:
@@ -120,24 +125,19 @@ def use_queries(project: Path, names: list[str], limit: int) -> list[dict[str, A
     return queries[:limit]
 
 
-def definition_queries(project: Path, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` queries ``{doc, gold}`` for the definitions under ``project``."""
-    chunks, _ = _chunks(project)
-    defined = Counter(c.name for c in chunks if c.chunk_type in DEFINITIONS)
-    written = _written(chunks)
-    queries = []
-    for c in chunks:
-        name = c.name or ""
-        if (
-            c.chunk_type not in DEFINITIONS
-            or defined[name] != 1
-            or name.startswith("__")
-            or len(name) < 2
-        ):
-            continue
-        if written[name] < 2:
-            continue  # no use besides the definition: nothing to compete with
-        queries.append({"doc": name, "gold": {_key(c)}})
+def definition_queries(corpus: Corpus, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` queries ``{doc, gold}`` for the definitions of ``corpus``: names
+    defined once and written in another chunk too (a use to compete with)."""
+    defined = Counter(c.name for c in corpus.chunks if c.chunk_type in DEFINITIONS)
+    queries = [
+        {"doc": c.name, "gold": {_key(c)}}
+        for c in corpus.chunks
+        if c.chunk_type in DEFINITIONS
+        and defined[c.name] == 1
+        and len(c.name or "") >= 2
+        and not c.name.startswith("__")
+        and corpus.written[c.name] >= 2
+    ]
     queries.sort(key=lambda q: hashlib.sha1(q["doc"].encode()).hexdigest())
     return queries[:limit]
 
@@ -151,10 +151,11 @@ def evaluate(*, quick: bool = False, log: cosqa.Log = print) -> dict[str, Any]:
         for path in files:
             shutil.copyfile(path, project / path.name)
         limit = QUICK_QUERIES if quick else QUERIES
-        queries = definition_queries(project, limit)
+        corpus = read_corpus(project)
+        queries = definition_queries(corpus, limit)
         sets = {
-            CONSTANTS: constant_queries(project, limit),
-            USES: use_queries(project, [q["doc"] for q in queries], limit),
+            CONSTANTS: constant_queries(corpus, limit),
+            USES: use_queries(corpus, [q["doc"] for q in queries], limit),
         }
         mem, vectors = cosqa.open_memory(Path(tmp) / "store")
         with mem:

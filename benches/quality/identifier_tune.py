@@ -54,10 +54,11 @@ def main() -> int:
         project.mkdir()
         for path in definitions.stdlib_files():
             shutil.copyfile(path, project / path.name)
-        names = [q["doc"] for q in definitions.definition_queries(project, definitions.QUERIES)]
+        corpus = definitions.read_corpus(project)
+        names = [q["doc"] for q in definitions.definition_queries(corpus, definitions.QUERIES)]
         sets = {
-            definitions.CONSTANTS: definitions.constant_queries(project, definitions.QUERIES),
-            definitions.USES: definitions.use_queries(project, names, definitions.QUERIES),
+            definitions.CONSTANTS: definitions.constant_queries(corpus, definitions.QUERIES),
+            definitions.USES: definitions.use_queries(corpus, names, definitions.QUERIES),
         }
         mem, _ = cosqa.open_memory(Path(tmp) / "store")
         with mem:

@@ -95,6 +95,8 @@ def test_editor_save_patterns(watched: memcore.Memory, root: Path) -> None:
     (root / "pkg" / "beta.py").write_text("def beta_recreated():\n    return 5\n")
     eventually(lambda: names(watched, "atomic recreated") == {"alpha_atomic", "beta_recreated"})
     assert names(watched, "original function") == set()
+    # The pass's counts are written with its closing status, after the chunks.
+    eventually(lambda: watched.get_index_status("p").status == "watching")
     assert watched.get_index_status("p").total_files == 2  # the temp file never counted
 
 

@@ -42,6 +42,16 @@ def test_bm25_finds_words_and_stems(mem: memcore.Memory) -> None:
     assert hits[0].scores.bm25 is not None and hits[0].scores.bm25 > 0
 
 
+def test_a_question_is_searched_by_its_content_words(mem: memcore.Memory) -> None:
+    mem.store_memory("The rate limit for the API is set in the gateway")
+    job = mem.store_memory("User works as a backend engineer").id
+    # "what", "is", "the", "for" and the possessive's "s" would match the first fact.
+    assert [h.memory.id for h in mem.search_text("what is the user's job for now")] == [job]
+    # A query of stop words only still searches them.
+    band = mem.store_memory("The Who played at the festival").id
+    assert mem.search_text("the who")[0].memory.id == band
+
+
 def test_camel_case_identifiers_match_words(mem: memcore.Memory) -> None:
     a = mem.store_memory("Call getUserName before rendering the header").id
     assert [h.memory.id for h in mem.search_text("user name")] == [a]

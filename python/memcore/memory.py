@@ -72,7 +72,8 @@ class Memory(
         read_only: Open without the writer lock (another process may write).
         embedder: A custom embedding function, list[str] -> 2-D float32 array.
         text_analyzer: BM25 analyser: "english" (default), "simple" or a stemming
-            language; changing it rebuilds the text index.
+            language; changing it rebuilds the text index. A language's stop words
+            are left out of queries over prose (not code); "simple" keeps them.
         durability: "normal" or "full" (fsync every commit).
         cache_size: Query-embedding LRU entries.
         batch_size: Texts per embedding batch.

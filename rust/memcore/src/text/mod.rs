@@ -10,6 +10,7 @@ pub mod analyzer;
 mod load;
 mod pending;
 mod scope;
+mod stop_words;
 mod writing;
 
 use std::cmp::Reverse;
@@ -81,6 +82,8 @@ pub struct TextIndex {
     key: Field,
     body: Field,
     analyzer: TextAnalyzer,
+    /// `analyzer` without stop words ([`analyzer::build_for_queries`]).
+    query_analyzer: TextAnalyzer,
     writer: Option<Mutex<Writing>>,
     reader: IndexReader,
     state: RwLock<TextState>,
@@ -123,6 +126,7 @@ impl TextIndex {
         read_only: bool,
     ) -> Result<(Self, i64, Option<String>)> {
         let analyzer = analyzer::build(analyzer_name)?;
+        let query_analyzer = analyzer::build_for_queries(analyzer_name)?;
         let (schema, key, body) = schema();
         let (index, seq, warning) = match load::load(dir, &schema, body, &analyzer) {
             Loaded::Sound(index, seq) => (index, seq, None),
@@ -178,6 +182,7 @@ impl TextIndex {
             key,
             body,
             analyzer,
+            query_analyzer,
             writer,
             reader,
             state,
@@ -352,7 +357,9 @@ impl TextIndex {
     }
 
     /// The `k` best BM25 matches of `query` in any of `scopes` among keys
-    /// `admit` accepts, as `(key, score)`, best first.
+    /// `admit` accepts, as `(key, score)`, best first. Prose scopes rank by
+    /// the query's words without stop words ([`stop_words`]), code scopes
+    /// by all of them.
     pub fn search(
         &self,
         query: &str,
@@ -360,17 +367,30 @@ impl TextIndex {
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        let terms = self.query_terms(query);
+        let prose_terms = self.ranked_query_terms(query);
+        let code_terms = if scopes.iter().any(|s| scope::is_code(s)) {
+            self.query_terms(query)
+        } else {
+            Vec::new()
+        };
         let scoped_terms: Vec<String> = scopes
             .iter()
-            .flat_map(|s| terms.iter().map(move |t| scoped(s, t)))
+            .flat_map(|s| {
+                let terms = if scope::is_code(s) {
+                    &code_terms
+                } else {
+                    &prose_terms
+                };
+                terms.iter().map(move |t| scoped(s, t))
+            })
             .collect();
         self.search_matching(&scoped_terms, k, Match::Any, admit)
     }
 
     /// Like [`TextIndex::search`] within one scope, but only documents
-    /// holding every term of the query (a conjunction: cheap even when one
-    /// term is everywhere).
+    /// holding every term of the query, stop words included (a conjunction:
+    /// cheap even when one term is everywhere; an entity's name is matched
+    /// whole, "The Who" included).
     pub fn search_all_terms(
         &self,
         query: &str,
@@ -384,6 +404,19 @@ impl TextIndex {
             .map(|t| scoped(scope, t))
             .collect();
         self.search_matching(&terms, k, Match::All, admit)
+    }
+
+    /// The terms a ranked query looks for: its words without stop words
+    /// ("what is the user's job" looks for `user` and `job`), or all of
+    /// them when it has nothing else ("the who").
+    fn ranked_query_terms(&self, query: &str) -> Vec<String> {
+        let mut terms = analyzer::terms(&mut self.query_analyzer.clone(), query);
+        if terms.is_empty() {
+            terms = self.analyze(query);
+        }
+        terms.sort_unstable();
+        terms.dedup();
+        terms
     }
 
     fn query_terms(&self, query: &str) -> Vec<String> {
@@ -613,6 +646,44 @@ mod tests {
         let mut keys: Vec<u64> = hits.iter().map(|h| h.0).collect();
         keys.sort_unstable();
         keys
+    }
+
+    #[test]
+    fn a_question_ranks_by_its_content_words_not_its_stop_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        stage(&text, 1, "The rate limit for the API is set in the gateway");
+        stage(&text, 2, "User works as a backend engineer");
+        // Without stop words the first shares "the", "for", "is" with the
+        // question and outranks the fact about the user.
+        let hits = text
+            .search("what is the user's job for now", &memories(), 5, |_| true)
+            .unwrap();
+        assert_eq!(keys(&hits), vec![2]);
+    }
+
+    #[test]
+    fn code_keeps_the_stop_words_that_are_its_keywords() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        let code = scope("ns", Kind::CodeChunk);
+        text.stage(1, &code, "if key in table: return table[key]");
+        text.stage(2, &code, "return table.get(key)");
+        let hits = text
+            .search("if key in table", &[code], 5, |_| true)
+            .unwrap();
+        assert_eq!(hits[0].0, 1, "{hits:?}");
+        assert!(hits[0].1 > hits[1].1);
+    }
+
+    #[test]
+    fn a_query_of_stop_words_only_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        stage(&text, 1, "The Who played at the festival");
+        stage(&text, 2, "Festival tickets are sold out");
+        let hits = text.search("the who", &memories(), 5, |_| true).unwrap();
+        assert_eq!(keys(&hits), vec![1]);
     }
 
     #[test]

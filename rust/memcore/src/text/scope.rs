@@ -27,6 +27,12 @@ pub fn scope(namespace: &str, kind: Kind) -> String {
     )
 }
 
+/// Whether `scope` is one of code chunks: a query keeps its stop words
+/// there, since `if`, `in`, `not` and `for` are code's own words.
+pub fn is_code(scope: &str) -> bool {
+    scope.as_bytes().first() == Some(&(b'0' + Kind::CodeChunk as u8))
+}
+
 /// `term` within `scope`.
 pub fn scoped(scope: &str, term: &str) -> String {
     let mut out = String::with_capacity(scope.len() + term.len());
@@ -57,5 +63,7 @@ mod tests {
         );
         assert_ne!(scope("alice", Kind::Memory), scope("bob", Kind::Memory));
         assert_eq!(scoped("1x:", "rust"), "1x:rust");
+        assert!(is_code(&scope("default", Kind::CodeChunk)));
+        assert!(!is_code(&scope("default", Kind::Memory)));
     }
 }

@@ -108,7 +108,7 @@ def figures(result: Mapping[str, Any]) -> dict[str, Figure]:
             found[key] = Figure(key, float(ratio), higher, "ratio")
     quality = result.get("quality") or {}
     subset = quality.get("subset", "")
-    for dataset in ("locomo", "cosqa"):
+    for dataset in ("locomo", "facts", "cosqa"):
         retrievers = (quality.get(dataset) or {}).get("retrievers") or {}
         for path, value in _leaves(retrievers, (dataset,)):
             key = f"quality[{subset}] " + " / ".join(path)

@@ -114,3 +114,10 @@ def test_unreadable_input_is_a_usage_error(
     (tmp_path / "x.json").write_text('{"not": "results"}')
     assert compare.main([str(tmp_path / "x.json"), str(tmp_path / "missing.json")]) == 2
     assert "not a benchmark results file" in capsys.readouterr().err
+
+
+def test_the_agent_facts_figures_are_compared(old: dict[str, Any]) -> None:
+    new = copy.deepcopy(old)
+    new["quality"]["facts"] = {"retrievers": {"recall (hybrid)": {"n": 50, "MRR": 0.877}}}
+    figure = compare.figures(new)["quality[full] facts / recall (hybrid) / MRR"]
+    assert figure.kind == "quality" and figure.value == pytest.approx(0.877)

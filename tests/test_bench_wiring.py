@@ -1,7 +1,8 @@
 """The benchmark runner's wiring (benches/): every area points at a module that exists, the
 "not measured yet" lines name real modules, a budget row whose bound grows with the
 workload is judged at the size really run, the quality report's tables, CoSQA scored
-through index_project + search_code on a real store, and the update-detection set."""
+through index_project + search_code on a real store, the agent-facts set and the
+update-detection set."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from benches import report
 from benches.__main__ import AREAS, discover
-from benches.quality import cosqa, definitions, harness, updates
+from benches.quality import cosqa, definitions, facts, harness, updates
 from benches.report import Record
 from benches.targets import BY_KEY, ROWS
 
@@ -137,6 +138,19 @@ def test_the_update_set_is_labelled_and_split_by_text() -> None:
         assert {p.half for p in pairs if p.label == label} == {"dev", "held-out"}
     moved = updates.Pair("User lives in Seattle", "User moved to Austin", "update", "move")
     assert moved.half == updates.Pair(moved.old, moved.new, "related", "other").half
+
+
+def test_the_agent_facts_set_scores_every_retriever_and_renders() -> None:
+    stored, queries = facts.load()
+    assert len(stored) >= 50 and len(queries) >= 50
+    assert all(gold and gold <= set(stored) for _, gold in queries)
+    result = facts.evaluate(log=lambda _: None)
+    retrievers = result["retrievers"]
+    assert retrievers["recall (hybrid)"]["n"] == len(queries)
+    # The real engine finds most answers in the top five (vectors or not).
+    assert retrievers["recall (hybrid)"]["R@5"] > 0.5
+    text = harness.markdown({"subset": "full", "facts": result})
+    assert "### An agent's facts (" in text and "| recall (hybrid) | 50 |" in text
 
 
 def test_update_detection_runs_and_merges_into_the_report(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benches.quality import cosqa
-from benches.quality.metrics import Scores, per_query
+from benches.quality.metrics import Scores, per_query, table_row
 
 PROJECT = "stdlib"
 QUERIES = 300
@@ -245,8 +245,7 @@ def markdown(data: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for name, s in data["retrievers"].items():
-        cells = [str(s.get("n", 0))] + [f"{100 * s[m]:.1f}" for m in METRICS]
-        lines.append(f"| {name} | {' | '.join(cells)} |")
+        lines.append(f"| {name} | {table_row(s, METRICS)} |")
     return [*lines, ""]
 
 

@@ -1,6 +1,7 @@
 """Run the quality sets and render their tables (shared by `python -m benches` and
-`python -m benches.quality`): LoCoMo and CoSQA retrieval, identifier queries on a real
-project (with CoSQA), and update detection on store."""
+`python -m benches.quality`): LoCoMo retrieval and an agent's facts about one user (with
+LoCoMo), CoSQA retrieval and identifier queries on a real project (with CoSQA), and update
+detection on store."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benches import embedding_cache
-from benches.quality import cosqa, definitions, locomo, updates
+from benches.quality import cosqa, definitions, facts, locomo, updates
+from benches.quality.metrics import table_row
 
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
 DEFAULT_LOCOMO = SHARED_BENCH / "locomo-dev/locomo-dev.json"
@@ -42,6 +44,8 @@ def run(
             max_questions=QUICK["questions"] if quick else None,
             log=log,
         )
+        log(f"[quality] an agent's facts {facts.DATA}")
+        result["facts"] = facts.evaluate(log=log)
     if cosqa_dir is not None:
         log(f"[quality] CoSQA {cosqa_dir}")
         result["cosqa"] = cosqa.evaluate(
@@ -104,10 +108,6 @@ def write(out_dir: Path, result: dict[str, Any], text: str) -> None:
     (out_dir / "quality.md").write_text(text)
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
 def markdown(result: dict[str, Any]) -> str:
     lines = [
         "## Retrieval quality",
@@ -120,6 +120,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [f"Quick subset: {result['subset']} (not comparable with published numbers).", ""]
     if "locomo" in result:
         lines += _locomo_md(result["locomo"])
+    if "facts" in result:
+        lines += facts.markdown(result["facts"])
     if "cosqa" in result:
         lines += _cosqa_md(result["cosqa"])
     if "definitions" in result:
@@ -155,7 +157,7 @@ def _locomo_md(data: dict[str, Any]) -> list[str]:
             "|---|---|---|---|---|---|---|",
         ]
         for name, buckets in data["retrievers"].items():
-            lines.append(f"| {name} | {_row(buckets.get(bucket, {}), METRICS)} |")
+            lines.append(f"| {name} | {table_row(buckets.get(bucket, {}), METRICS)} |")
         if bucket == "all":
             d = data["dragon"]
             lines.append(
@@ -173,13 +175,8 @@ def _locomo_md(data: dict[str, Any]) -> list[str]:
     for c in categories:
         label = locomo.CATEGORIES.get(int(c[3:]), c)
         for name, buckets in data["retrievers"].items():
-            lines.append(f"| {label} | {name} | {_row(buckets.get(c, {}), METRICS)} |")
+            lines.append(f"| {label} | {name} | {table_row(buckets.get(c, {}), METRICS)} |")
     return [*lines, ""]
-
-
-def _row(scores: dict[str, Any], metrics: tuple[str, ...]) -> str:
-    """The cells of one table row: n, then each metric in percent."""
-    return " | ".join([str(scores.get("n", 0)), *(_pct(scores.get(m)) for m in metrics)])
 
 
 def _cosqa_md(data: dict[str, Any]) -> list[str]:
@@ -203,5 +200,5 @@ def _cosqa_md(data: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for name, scores in data["retrievers"].items():
-        lines.append(f"| {name} | {_row(scores, ('MRR', 'R@1', 'R@5', 'R@10', 'NDCG@10'))} |")
+        lines.append(f"| {name} | {table_row(scores, ('MRR', 'R@1', 'R@5', 'R@10', 'NDCG@10'))} |")
     return [*lines, ""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def recall_at(found: Sequence[str], gold: set[str], k: int) -> float:
@@ -53,3 +54,10 @@ def per_query(
     values["NDCG@10"] = ndcg_at(found, gold, 10)
     values["MRR"] = reciprocal_rank(found, gold)
     return values
+
+
+def table_row(scores: dict[str, Any], metrics: Sequence[str]) -> str:
+    """The cells of one markdown table row: n, then each metric in percent ("—" if absent)."""
+    cells = [str(scores.get("n", 0))]
+    cells += ["—" if scores.get(m) is None else f"{100 * scores[m]:.1f}" for m in metrics]
+    return " | ".join(cells)

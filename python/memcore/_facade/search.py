@@ -100,7 +100,10 @@ class SearchAPI(FacadeBase):
         include_invalid: bool = False,
         namespace: str | None = None,
     ) -> list[SearchHit]:
-        """Keyword (BM25) search over memories; works without an embedding model."""
+        """Keyword (BM25) search over memories; works without an embedding model.
+
+        The query's stop words ("what", "is", "the", ...) are left out unless it has no
+        other words (docs/retrieval.md)."""
         return self._engine.search_text(
             self._ns(namespace),
             _query_text(query),

@@ -367,8 +367,15 @@ impl TextIndex {
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        let prose_terms = self.ranked_query_terms(query);
-        let code_terms = if scopes.iter().any(|s| scope::is_code(s)) {
+        // Each analysis only when a scope of its kind is searched
+        // (search_code searches code alone, recall prose alone).
+        let searches = |code: bool| scopes.iter().any(|s| scope::is_code(s) == code);
+        let prose_terms = if searches(false) {
+            self.ranked_query_terms(query)
+        } else {
+            Vec::new()
+        };
+        let code_terms = if searches(true) {
             self.query_terms(query)
         } else {
             Vec::new()
@@ -412,7 +419,7 @@ impl TextIndex {
     fn ranked_query_terms(&self, query: &str) -> Vec<String> {
         let mut terms = analyzer::terms(&mut self.query_analyzer.clone(), query);
         if terms.is_empty() {
-            terms = self.analyze(query);
+            return self.query_terms(query);
         }
         terms.sort_unstable();
         terms.dedup();

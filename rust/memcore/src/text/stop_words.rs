@@ -7,7 +7,7 @@
 //! fact that shares only them above the one that answers. The index keeps
 //! every word (a stored text is never changed by this, and an entity's name
 //! is still matched whole); only a query loses these, and a query made of
-//! nothing else keeps them all (`TextIndex::query_terms`).
+//! nothing else keeps them all (`TextIndex::search`).
 
 use tantivy::tokenizer::{Language, StopWordFilter};
 

@@ -11,11 +11,9 @@
 //! that says "parse" and "args" apart).
 
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, TextAnalyzerBuilder, Token,
-    TokenStream, Tokenizer,
+    Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
-use super::stop_words;
 use crate::error::{Error, Result};
 
 /// Name the analyser is registered under in the tantivy index.
@@ -26,35 +24,21 @@ const MAX_TOKEN_BYTES: usize = 48;
 /// Build the analyser named in configuration: `"simple"` (no stemming) or a
 /// language for Snowball stemming (`"english"`/`"en"`, `"french"`/`"fr"`, …).
 pub fn build(name: &str) -> Result<TextAnalyzer> {
-    let base = base();
-    if name == "simple" {
-        return Ok(base.build());
-    }
-    Ok(base.filter(Stemmer::new(language_of(name)?)).build())
-}
-
-/// The analyser of a query: [`build`]'s, without the language's stop words
-/// ([`stop_words`]; `"simple"` and a language without a list keep them).
-pub fn build_for_queries(name: &str) -> Result<TextAnalyzer> {
-    if name == "simple" {
-        return build(name);
-    }
-    let language = language_of(name)?;
-    let Some(stop) = stop_words::filter(language) else {
-        return build(name);
-    };
-    Ok(base().filter(stop).filter(Stemmer::new(language)).build())
-}
-
-/// Words and identifier parts, long tokens dropped, lower-cased.
-fn base() -> TextAnalyzerBuilder<impl Tokenizer> {
-    TextAnalyzer::builder(IdentifierTokenizer)
+    let base = TextAnalyzer::builder(IdentifierTokenizer)
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
-        .filter(LowerCaser)
+        .filter(LowerCaser);
+    Ok(match language_of(name)? {
+        None => base.build(),
+        Some(language) => base.filter(Stemmer::new(language)).build(),
+    })
 }
 
-fn language_of(name: &str) -> Result<Language> {
-    language(name).ok_or_else(|| {
+/// The stemming language of an analyser name (`None` for `"simple"`).
+pub(super) fn language_of(name: &str) -> Result<Option<Language>> {
+    if name == "simple" {
+        return Ok(None);
+    }
+    language(name).map(Some).ok_or_else(|| {
         Error::invalid(
             "text_analyzer",
             format!(
@@ -266,29 +250,6 @@ mod tests {
     #[test]
     fn english_stems() {
         assert_eq!(analyse("english", "Running dogs"), vec!["run", "dog"]);
-    }
-
-    #[test]
-    fn queries_drop_stop_words_but_stored_text_keeps_them() {
-        let query = |name: &str, text: &str| terms(&mut build_for_queries(name).unwrap(), text);
-        let question = "What is the user's favourite_colour?";
-        assert_eq!(
-            query("english", question),
-            vec!["user", "favourite_colour", "favourit", "colour"]
-        );
-        assert_eq!(analyse("english", question).len(), 8);
-        // A month is not an auxiliary here: turn keys hold their day.
-        assert_eq!(query("english", "hiking in May"), vec!["hike", "may"]);
-        // Another language's list; "simple" names no language and keeps all.
-        assert_eq!(
-            query("french", "le chat de la voisine"),
-            vec!["chat", "voisin"]
-        );
-        assert_eq!(query("simple", "the cat"), vec!["the", "cat"]);
-        assert_eq!(
-            build_for_queries("klingon").err().unwrap().code(),
-            "INVALID_PARAMETER"
-        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod load;
 mod pending;
 mod scope;
 mod stop_words;
+mod terms;
 mod writing;
 
 use std::cmp::Reverse;
@@ -21,11 +22,12 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap as HashMap;
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::query::{
+    Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery,
+};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use crate::error::{Error, Result};
@@ -33,6 +35,7 @@ use analyzer::ANALYZER_NAME;
 use load::Loaded;
 use pending::PendingText;
 pub use scope::{scope, scoped};
+use terms::{Analyser, PAIR_BOOST, QueryTerms};
 use writing::Writing;
 
 /// A document's analysed terms, each prefixed with its scope.
@@ -44,10 +47,11 @@ const KEY: &str = "key";
 /// open and is rebuilt from the store. It was `body` before terms were scoped,
 /// `terms` before a turn's own text counted three times in its key
 /// (`store::conversations::TURN_OWN_WEIGHT`), `terms_v2` before a snake_case
-/// word was indexed whole as well as in parts (`analyzer`); rename it again
-/// when a key's definition or its analysis changes, so no index mixes old
-/// terms with new ones.
-const BODY: &str = "terms_v3";
+/// word was indexed whole as well as in parts (`analyzer`), `terms_v3` before
+/// prose held pairs of adjacent words (`terms`); rename it again when a key's
+/// definition or its analysis changes, so no index mixes old terms with new
+/// ones.
+const BODY: &str = "terms_v4";
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))
@@ -81,9 +85,7 @@ pub struct TextIndex {
     index: Index,
     key: Field,
     body: Field,
-    analyzer: TextAnalyzer,
-    /// `analyzer` without stop words ([`analyzer::build_for_queries`]).
-    query_analyzer: TextAnalyzer,
+    analyser: Analyser,
     writer: Option<Mutex<Writing>>,
     reader: IndexReader,
     state: RwLock<TextState>,
@@ -126,7 +128,7 @@ impl TextIndex {
         read_only: bool,
     ) -> Result<(Self, i64, Option<String>)> {
         let analyzer = analyzer::build(analyzer_name)?;
-        let query_analyzer = analyzer::build_for_queries(analyzer_name)?;
+        let analyser = Analyser::new(analyzer_name)?;
         let (schema, key, body) = schema();
         let (index, seq, warning) = match load::load(dir, &schema, body, &analyzer) {
             Loaded::Sound(index, seq) => (index, seq, None),
@@ -181,8 +183,7 @@ impl TextIndex {
             index,
             key,
             body,
-            analyzer,
-            query_analyzer,
+            analyser,
             writer,
             reader,
             state,
@@ -191,17 +192,20 @@ impl TextIndex {
         Ok((text, seq, warning))
     }
 
-    /// The analysed terms of `text`.
-    pub fn analyze(&self, text: &str) -> Vec<String> {
-        analyzer::terms(&mut self.analyzer.clone(), text)
-    }
-
-    /// The analysed terms of `text` within `scope`.
+    /// The analysed terms of `text` within `scope`: its words, and for
+    /// prose the pairs of adjacent content words too ([`terms`]).
     pub fn scoped_terms(&self, scope: &str, text: &str) -> ScopedTerms {
-        self.analyze(text)
-            .iter()
-            .map(|t| scoped(scope, t))
-            .collect()
+        let mut analyser = self.analyser.clone();
+        if scope::is_code(scope) {
+            return analyser
+                .words(text)
+                .iter()
+                .map(|t| scoped(scope, t))
+                .collect();
+        }
+        let mut terms = Vec::new();
+        analyser.document(text, |t| terms.push(scoped(scope, t)));
+        terms.into()
     }
 
     /// Make a document searchable now (the write path); returns its terms,
@@ -358,8 +362,8 @@ impl TextIndex {
 
     /// The `k` best BM25 matches of `query` in any of `scopes` among keys
     /// `admit` accepts, as `(key, score)`, best first. Prose scopes rank by
-    /// the query's words without stop words ([`stop_words`]), code scopes
-    /// by all of them.
+    /// the query's words without stop words ([`stop_words`]) and by its
+    /// pairs of adjacent words ([`terms`]), code scopes by all its words.
     pub fn search(
         &self,
         query: &str,
@@ -370,32 +374,31 @@ impl TextIndex {
         // Each analysis only when a scope of its kind is searched
         // (search_code searches code alone, recall prose alone).
         let searches = |code: bool| scopes.iter().any(|s| scope::is_code(s) == code);
-        let prose_terms = if searches(false) {
-            self.ranked_query_terms(query)
+        let prose = if searches(false) {
+            self.analyser.clone().query(query)
         } else {
-            Vec::new()
+            QueryTerms::default()
         };
-        let code_terms = if searches(true) {
+        let code_words = if searches(true) {
             self.query_terms(query)
         } else {
             Vec::new()
         };
-        let scoped_terms: Vec<String> = scopes
-            .iter()
-            .flat_map(|s| {
-                let terms = if scope::is_code(s) {
-                    &code_terms
-                } else {
-                    &prose_terms
-                };
-                terms.iter().map(move |t| scoped(s, t))
-            })
-            .collect();
-        self.search_matching(&scoped_terms, k, Match::Any, admit)
+        let mut terms = Vec::new();
+        for s in scopes {
+            let (words, pairs) = if scope::is_code(s) {
+                (&code_words, &[][..])
+            } else {
+                (&prose.words, &prose.pairs[..])
+            };
+            terms.extend(words.iter().map(|t| (scoped(s, t), 1.0)));
+            terms.extend(pairs.iter().map(|t| (scoped(s, t), PAIR_BOOST)));
+        }
+        self.search_matching(&terms, k, Match::Any, admit)
     }
 
     /// Like [`TextIndex::search`] within one scope, but only documents
-    /// holding every term of the query, stop words included (a conjunction:
+    /// holding every word of the query, stop words included (a conjunction:
     /// cheap even when one term is everywhere; an entity's name is matched
     /// whole, "The Who" included).
     pub fn search_all_terms(
@@ -405,37 +408,26 @@ impl TextIndex {
         k: usize,
         admit: impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, f32)>> {
-        let terms: Vec<String> = self
+        let terms: Vec<(String, f32)> = self
             .query_terms(query)
             .iter()
-            .map(|t| scoped(scope, t))
+            .map(|t| (scoped(scope, t), 1.0))
             .collect();
         self.search_matching(&terms, k, Match::All, admit)
     }
 
-    /// The terms a ranked query looks for: its words without stop words
-    /// ("what is the user's job" looks for `user` and `job`), or all of
-    /// them when it has nothing else ("the who").
-    fn ranked_query_terms(&self, query: &str) -> Vec<String> {
-        let mut terms = analyzer::terms(&mut self.query_analyzer.clone(), query);
-        if terms.is_empty() {
-            return self.query_terms(query);
-        }
-        terms.sort_unstable();
-        terms.dedup();
-        terms
-    }
-
+    /// Every word of `query`, once each.
     fn query_terms(&self, query: &str) -> Vec<String> {
-        let mut terms = self.analyze(query);
+        let mut terms = self.analyser.clone().words(query);
         terms.sort_unstable();
         terms.dedup();
         terms
     }
 
+    /// The best matches of `terms`, each `(term, boost)`.
     fn search_matching(
         &self,
-        terms: &[String],
+        terms: &[(String, f32)],
         k: usize,
         mode: Match,
         admit: impl Fn(u64) -> bool,
@@ -465,7 +457,7 @@ impl TextIndex {
     fn search_committed(
         &self,
         searcher: &Searcher,
-        terms: &[String],
+        terms: &[(String, f32)],
         mode: Match,
         admit: &impl Fn(u64) -> bool,
         best: &mut TopK,
@@ -475,10 +467,15 @@ impl TextIndex {
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| {
+            .map(|(t, boost)| {
                 let term = Term::from_field_text(self.body, t);
-                let q: Box<dyn Query> =
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                // A word scores as it is; only a pair is scaled.
+                let q: Box<dyn Query> = if (boost - 1.0).abs() < f32::EPSILON {
+                    Box::new(query)
+                } else {
+                    Box::new(BoostQuery::new(Box::new(query), *boost))
+                };
                 (mode.occur(), q)
             })
             .collect();
@@ -516,7 +513,7 @@ impl TextIndex {
 fn search_pending(
     state: &TextState,
     body: Field,
-    terms: &[String],
+    terms: &[(String, f32)],
     mode: Match,
     admit: &impl Fn(u64) -> bool,
     best: &mut TopK,
@@ -543,7 +540,7 @@ fn search_pending(
     let total_docs = committed_docs + pending.len() as u64;
     let avg_len = (committed_tokens + pending.total_tokens()) as f32 / total_docs.max(1) as f32;
     let mut scores: HashMap<u64, (f32, usize)> = HashMap::default();
-    for t in terms {
+    for (t, boost) in terms {
         let committed_df = searcher
             .doc_freq(&Term::from_field_text(body, t))
             .map_err(|e| tantivy_err("stats", &e))?;
@@ -556,7 +553,7 @@ fn search_pending(
             if admit(key) {
                 let norm_id = FieldNormReader::fieldnorm_to_id(len);
                 let entry = scores.entry(key).or_default();
-                entry.0 += weight.score(norm_id, tf);
+                entry.0 += boost * weight.score(norm_id, tf);
                 entry.1 += 1;
             }
         }
@@ -667,6 +664,33 @@ mod tests {
             .search("what is the user's job for now", &memories(), 5, |_| true)
             .unwrap();
         assert_eq!(keys(&hits), vec![2]);
+    }
+
+    #[test]
+    fn words_side_by_side_outrank_the_same_words_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        let apart = "Her sister called about the wedding";
+        let together = "Her sister's wedding is in June";
+        let question = "when is her sister's wedding";
+        // Pending, then committed: the pair scores the same way in both.
+        let a = stage(&text, 1, apart);
+        let b = stage(&text, 2, together);
+        let hits = text.search(question, &memories(), 5, |_| true).unwrap();
+        assert_eq!(hits[0].0, 2, "{hits:?}");
+        text.add(1, &a).unwrap();
+        text.add(2, &b).unwrap();
+        text.commit(2).unwrap();
+        let hits = text.search(question, &memories(), 5, |_| true).unwrap();
+        assert_eq!(hits[0].0, 2, "{hits:?}");
+        // Code keeps words only.
+        let code = scope("ns", Kind::CodeChunk);
+        assert!(
+            !text
+                .scoped_terms(&code, together)
+                .iter()
+                .any(|t| t.contains(' '))
+        );
     }
 
     #[test]

@@ -7,9 +7,12 @@
 //! fact that shares only them above the one that answers. The index keeps
 //! every word (a stored text is never changed by this, and an entity's name
 //! is still matched whole); only a query loses these, and a query made of
-//! nothing else keeps them all (`TextIndex::search`).
+//! nothing else keeps them all (`terms::Analyser::query`).
 
-use tantivy::tokenizer::{Language, StopWordFilter};
+use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, StopWordFilter, TextAnalyzer};
+
+use super::analyzer;
+use crate::error::Result;
 
 /// English function words: articles and determiners, pronouns, question
 /// words, auxiliaries, prepositions and conjunctions, and the pieces a
@@ -47,10 +50,35 @@ const ENGLISH: &[&str] = &[
     "weren", "hasn", "haven", "hadn", "won", "wouldn", "shouldn", "couldn", "mustn", "shan",
 ];
 
+/// The stop words of the configured analyser: none for `"simple"` and for a
+/// language without a list.
+#[derive(Clone)]
+pub struct StopWords(Option<TextAnalyzer>);
+
+impl StopWords {
+    pub fn of(analyzer_name: &str) -> Result<Self> {
+        let filter = analyzer::language_of(analyzer_name)?.and_then(filter);
+        Ok(StopWords(filter.map(|f| {
+            TextAnalyzer::builder(RawTokenizer::default())
+                .filter(LowerCaser)
+                .filter(f)
+                .build()
+        })))
+    }
+
+    /// Whether `word` (any case, unstemmed) is a stop word.
+    pub fn contains(&mut self, word: &str) -> bool {
+        // The filter drops a stop word: its stream of one word is empty.
+        self.0
+            .as_mut()
+            .is_some_and(|a| !a.token_stream(word).advance())
+    }
+}
+
 /// The stop-word filter of a stemming language, or `None` where memcore has
 /// no list (the query then keeps every word). English is memcore's own list
 /// above; the others are the Snowball project's lists that tantivy carries.
-pub fn filter(language: Language) -> Option<StopWordFilter> {
+fn filter(language: Language) -> Option<StopWordFilter> {
     match language {
         Language::English => Some(StopWordFilter::remove(
             ENGLISH.iter().map(|w| (*w).to_owned()),
@@ -70,5 +98,16 @@ mod tests {
             assert_eq!(*word, word.to_lowercase());
             assert!(seen.insert(*word), "{word} twice");
         }
+    }
+
+    #[test]
+    fn a_language_without_a_list_has_no_stop_words() {
+        let mut english = StopWords::of("english").unwrap();
+        assert!(english.contains("The") && english.contains("s"));
+        assert!(!english.contains("May") && !english.contains("user"));
+        assert!(StopWords::of("french").unwrap().contains("le"));
+        assert!(!StopWords::of("simple").unwrap().contains("the"));
+        assert!(!StopWords::of("tamil").unwrap().contains("the"));
+        assert!(StopWords::of("klingon").is_err());
     }
 }

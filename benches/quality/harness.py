@@ -176,6 +176,17 @@ def _locomo_md(data: dict[str, Any]) -> list[str]:
         label = locomo.CATEGORIES.get(int(c[3:]), c)
         for name, buckets in data["retrievers"].items():
             lines.append(f"| {label} | {name} | {table_row(buckets.get(c, {}), METRICS)} |")
+    lines += [
+        "",
+        "**per conversation** (the folds: a parameter is chosen on one and read on the other)",
+        "",
+        "| conversation | retriever | n | R@1 | R@5 | R@10 | R@25 | NDCG@10 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for conv in data["conversations"]:
+        for name, buckets in data["retrievers"].items():
+            row = table_row(buckets.get(f"conv:{conv}", {}), METRICS)
+            lines.append(f"| {conv} | {name} | {row} |")
     return [*lines, ""]
 
 

@@ -136,7 +136,8 @@ def evaluate(
     max_questions: int | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Scores per retriever: overall, overall without category 5, and per category."""
+    """Scores per retriever: overall, overall without category 5, per category, and per
+    conversation (``conv:<sample_id>``: the folds of leave-one-conversation-out)."""
     import memcore
 
     vectors_ok = embedding_cache.available() is None
@@ -178,14 +179,13 @@ def evaluate(
                 for r in retrievers:
                     hits = r.search(mem, q.text, vector, max(KS))
                     found = [h.memory.metadata["dia_id"] for h in hits]  # type: ignore[index]
-                    _add(
-                        scores.setdefault(r.name, {}), q, per_query(found, q.gold, KS, r.max_depth)
-                    )
+                    values = per_query(found, q.gold, KS, r.max_depth)
+                    _add(scores.setdefault(r.name, {}), q, conv.sample_id, values)
         turn_scores = scores.setdefault(TURN_PATH, {})
         for q, found in zip(
             questions, _turn_path(conv, questions, query_v, vectors_ok), strict=True
         ):
-            _add(turn_scores, q, per_query(found, q.gold, KS, max(KS)))
+            _add(turn_scores, q, conv.sample_id, per_query(found, q.gold, KS, max(KS)))
     return {
         "file": str(path),
         "conversations": [c.sample_id for c in conversations],
@@ -202,8 +202,11 @@ def evaluate(
     }
 
 
-def _add(scores: dict[str, Scores], q: Question, values: dict[str, float | None]) -> None:
-    buckets = ["all", f"cat{q.category}"] + (["all_but_5"] if q.category != 5 else [])
+def _add(
+    scores: dict[str, Scores], q: Question, conversation: str, values: dict[str, float | None]
+) -> None:
+    buckets = ["all", f"cat{q.category}", f"conv:{conversation}"]
+    buckets += ["all_but_5"] if q.category != 5 else []
     for bucket in buckets:
         scores.setdefault(bucket, Scores()).add(values)
 

@@ -103,7 +103,8 @@ class SearchAPI(FacadeBase):
         """Keyword (BM25) search over memories; works without an embedding model.
 
         The query's stop words ("what", "is", "the", ...) are left out unless it has no
-        other words (docs/retrieval.md)."""
+        other words, and a memory holding two of its words side by side ranks above one
+        holding them apart (docs/retrieval.md)."""
         return self._engine.search_text(
             self._ns(namespace),
             _query_text(query),

@@ -97,8 +97,9 @@ impl Analyser {
         query
     }
 
-    /// One line's words, in order, each followed by the pair it closes with
-    /// the content word before it (stop words between them are skipped).
+    /// One line's words, in order; a content word comes after the pair it
+    /// closes with the content word before it (stop words between them are
+    /// skipped).
     fn line(&mut self, line: &str, mut emit: impl FnMut(Term)) {
         let mut previous: Option<String> = None;
         let mut stream = self.words.token_stream(line);

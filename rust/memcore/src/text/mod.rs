@@ -127,10 +127,10 @@ impl TextIndex {
         analyzer_name: &str,
         read_only: bool,
     ) -> Result<(Self, i64, Option<String>)> {
-        let analyzer = analyzer::build(analyzer_name)?;
         let analyser = Analyser::new(analyzer_name)?;
+        let analyzer = analyser.words_analyzer();
         let (schema, key, body) = schema();
-        let (index, seq, warning) = match load::load(dir, &schema, body, &analyzer) {
+        let (index, seq, warning) = match load::load(dir, &schema, body, analyzer) {
             Loaded::Sound(index, seq) => (index, seq, None),
             Loaded::Absent | Loaded::OtherLayout if !read_only => {
                 let _ = std::fs::remove_dir_all(dir);

@@ -10,6 +10,7 @@
 //! (`benches/results/quality-experiments.md`, section 18); code keeps words
 //! only, since identifiers already index whole (`analyzer`).
 
+use rustc_hash::FxHashMap as HashMap;
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
 use super::analyzer;
@@ -49,6 +50,11 @@ impl Analyser {
         })
     }
 
+    /// The tantivy analyser of the words (registered with the index).
+    pub fn words_analyzer(&self) -> &TextAnalyzer {
+        &self.words
+    }
+
     /// Every analysed term of `text`, in order (stop words included).
     pub fn words(&mut self, text: &str) -> Vec<String> {
         analyzer::terms(&mut self.words, text)
@@ -59,18 +65,16 @@ impl Analyser {
     /// line equal to an earlier one (a turn's own text counts several times
     /// in its key) repeats that line's terms without analysing again.
     pub fn document(&mut self, text: &str, mut emit: impl FnMut(&str)) {
-        let mut lines: Vec<(&str, Vec<String>)> = Vec::new();
+        let mut seen: HashMap<&str, Vec<String>> = HashMap::default();
         for line in text.split('\n') {
-            let seen = lines.iter().position(|(seen, _)| *seen == line);
-            let index = seen.unwrap_or_else(|| {
+            let terms = seen.entry(line).or_insert_with(|| {
                 let mut terms = Vec::new();
                 self.line(line, |term| match term {
                     Term::Word(word, _) | Term::Pair(word) => terms.push(word),
                 });
-                lines.push((line, terms));
-                lines.len() - 1
+                terms
             });
-            for term in &lines[index].1 {
+            for term in terms.iter() {
                 emit(term);
             }
         }
@@ -80,15 +84,16 @@ impl Analyser {
     /// stop words only ("the who") keeps its words and has no pairs.
     pub fn query(&mut self, text: &str) -> QueryTerms {
         let mut query = QueryTerms::default();
+        let mut stop_words = Vec::new();
         for line in text.split('\n') {
             self.line(line, |term| match term {
                 Term::Word(word, Stop::No) => query.words.push(word),
-                Term::Word(_, Stop::Yes) => {}
+                Term::Word(word, Stop::Yes) => stop_words.push(word),
                 Term::Pair(pair) => query.pairs.push(pair),
             });
         }
         if query.words.is_empty() {
-            query.words = self.words(text);
+            query.words = stop_words;
         }
         for terms in [&mut query.words, &mut query.pairs] {
             terms.sort_unstable();

@@ -138,6 +138,33 @@ def test_recall_modes_and_weights(mem: memcore.Memory) -> None:
         mem.recall("x", weights=(-1.0, 0.1, 0.1))
 
 
+def test_recall_ranks_a_memory_by_its_thread_as_well(mem: memcore.Memory) -> None:
+    # The same answer in two threads; the question names what one thread is about.
+    mem.store_memories(
+        [
+            "We sorted out the garage and the recycling",
+            "It was booked on Saturday",
+            "The flights to Lisbon leave in May",
+            "The Lisbon hotel is near the old town",
+            "It was booked on Saturday",
+        ],
+        vectors=np.stack([unit(10), unit(1), unit(11), unit(12), unit(1)]),
+        thread_ids=["chores", "chores", "trip", "trip", "trip"],
+    )
+    question = "When was the Lisbon trip booked?"
+
+    def answers(**options: float) -> list[str | None]:
+        hits = mem.recall(question, vector=unit(1), **options)  # type: ignore[arg-type]
+        return [h.memory.thread_id for h in hits if h.memory.content.startswith("It was")]
+
+    assert answers() == ["trip", "chores"]
+    assert answers(thread_prior=0.0) == ["chores", "trip"]  # a tie: the older first
+    assert memcore._core.DEFAULT_THREAD_PRIOR > 0
+    for bad in (-0.5, float("nan")):
+        with pytest.raises(memcore.InvalidParameterError, match="thread_prior"):
+            mem.recall("x", thread_prior=bad)
+
+
 def test_limits_are_enforced(mem: memcore.Memory) -> None:
     mem.store_memory("x y z", vector=unit(1))
     for bad in (0, 51):

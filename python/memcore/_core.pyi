@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_THREAD_PRIOR",
     "DEFAULT_WEIGHTS",
     "DESIGN_WEIGHTS",
     "ERROR_CODES",
@@ -77,6 +78,7 @@ SCHEMA_VERSION: int
 #: Fusion weights (vector, bm25, ppr): the measured default and the first design's preset.
 DEFAULT_WEIGHTS: tuple[float, float, float]
 DESIGN_WEIGHTS: tuple[float, float, float]
+DEFAULT_THREAD_PRIOR: float
 #: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
 MAX_TEXT_BYTES: int
 #: Largest accepted procedure-argument JSON, in bytes.
@@ -1368,6 +1370,7 @@ class Engine:
         kinds: list[str] | None = None,
         weights: tuple[float, float, float] | None = None,
         mode: str = "zscore",
+        thread_prior: float | None = None,
     ) -> list[SearchHit]: ...
     def similar_memories(
         self,

@@ -125,6 +125,7 @@ class SearchAPI(FacadeBase):
         include_invalid: bool = False,
         weights: tuple[float, float, float] | str = "default",
         mode: FusionModeName = "zscore",
+        thread_prior: float | None = None,
         namespace: str | None = None,
         semantic: bool = True,
     ) -> list[SearchHit]:
@@ -144,6 +145,11 @@ class SearchAPI(FacadeBase):
                 design's). A signal no candidate has (no graph) gives its share to the
                 others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
+            thread_prior: How much a memory's thread counts beside its own signals
+                (``_core.DEFAULT_THREAD_PRIOR`` when None; 0 turns it off): memories of
+                a thread whose memories, read together, match the query rank higher.
+                A memory is still only found by its own text, vector and entities;
+                memories without a ``thread_id`` are unaffected (docs/retrieval.md).
             semantic: False ranks by keywords and the graph without embedding the
                 query (what the MCP server does while the model is unavailable).
         """
@@ -163,6 +169,7 @@ class SearchAPI(FacadeBase):
             valid_only=not include_invalid,
             weights=_weights(weights),
             mode=mode,
+            thread_prior=thread_prior,
         )
 
     def search_memories(

@@ -80,6 +80,7 @@ mod _core {
         let w = |w: memcore::Weights| (w.vector, w.bm25, w.ppr);
         m.add("DEFAULT_WEIGHTS", w(memcore::Weights::TUNED))?;
         m.add("DESIGN_WEIGHTS", w(memcore::Weights::DESIGN))?;
+        m.add("DEFAULT_THREAD_PRIOR", memcore::THREAD_PRIOR)?;
         // Size limits the core enforces, for the facade to check first.
         m.add("MAX_TEXT_BYTES", memcore::memory::MAX_TEXT_BYTES)?;
         m.add("MAX_ARGS_BYTES", memcore::conversation::MAX_ARGS_BYTES)?;

@@ -6,7 +6,7 @@
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 
-use memcore::{FusionMode, Hit, Kind, KindSet, RecallOptions, SearchQuery, Weights};
+use memcore::{FusionMode, Hit, Kind, KindSet, RecallOptions, SearchQuery, THREAD_PRIOR, Weights};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
@@ -27,6 +27,19 @@ pub(crate) fn checked_weights((vector, bm25, ppr): (f32, f32, f32)) -> BindResul
         }
     }
     Ok(Weights { vector, bm25, ppr })
+}
+
+/// The thread prior's weight: the default when not given, else a
+/// non-negative number.
+fn checked_thread_prior(prior: Option<f32>) -> BindResult<f32> {
+    match prior {
+        None => Ok(THREAD_PRIOR),
+        Some(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        Some(p) => Err(BindError::Core(memcore::Error::invalid(
+            "thread_prior",
+            format!("thread_prior must be a non-negative number (0 turns it off), got {p}."),
+        ))),
+    }
 }
 
 fn parse_kinds(kinds: Option<Vec<String>>) -> BindResult<KindSet> {
@@ -158,7 +171,7 @@ impl PyEngine {
     /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`.
     #[pyo3(signature = (namespace, text, vector = None, *, limit = 10, thread_id = None,
         as_of = None, valid_only = true, kinds = None, weights = None,
-        mode = "zscore"))]
+        mode = "zscore", thread_prior = None))]
     #[allow(clippy::too_many_arguments)]
     fn recall<'py>(
         &self,
@@ -173,6 +186,7 @@ impl PyEngine {
         kinds: Option<Vec<String>>,
         weights: Option<(f32, f32, f32)>,
         mode: &str,
+        thread_prior: Option<f32>,
     ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
@@ -188,6 +202,7 @@ impl PyEngine {
         let options = RecallOptions {
             weights: checked_weights(weights)?,
             mode: parse_mode(mode)?,
+            thread_prior: checked_thread_prior(thread_prior)?,
         };
         let q = owned_vector(vector);
         let found = run(py, &engine, || -> memcore::Result<_> {

@@ -127,7 +127,20 @@ pub struct Catalog {
     by_kind: HashMap<(Sym, Kind), HashSet<u64>>,
     by_thread: HashMap<(Sym, Sym), HashSet<u64>>,
     by_scope: HashMap<(Sym, Sym), HashSet<u64>>,
+    /// Documents per (namespace, kind, thread), and per (namespace, kind)
+    /// how many threads hold any and how many documents those hold: the
+    /// lengths and counts of the thread prior's BM25 (`engine::thread_prior`).
+    thread_sizes: HashMap<(Sym, Kind, Sym), u32>,
+    thread_totals: HashMap<(Sym, Kind), ThreadTotals>,
     names: Interner,
+}
+
+/// How many threads of one namespace and kind hold documents, and how many
+/// documents they hold together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTotals {
+    pub threads: u32,
+    pub documents: u64,
 }
 
 impl Catalog {
@@ -185,6 +198,7 @@ impl Catalog {
                 .entry((meta.namespace, meta.thread))
                 .or_default()
                 .insert(key);
+            self.count_in_thread(&meta, true);
         }
         if meta.scope != 0 {
             self.by_scope
@@ -206,9 +220,52 @@ impl Catalog {
         if let Some(set) = self.by_thread.get_mut(&(meta.namespace, meta.thread)) {
             set.remove(&key);
         }
+        if meta.thread != 0 {
+            self.count_in_thread(&meta, false);
+        }
         if let Some(set) = self.by_scope.get_mut(&(meta.namespace, meta.scope)) {
             set.remove(&key);
         }
+    }
+
+    /// Count a document in (`added`) or out of its thread's size and totals.
+    fn count_in_thread(&mut self, meta: &DocMeta, added: bool) {
+        let group = (meta.namespace, meta.kind);
+        let size = self
+            .thread_sizes
+            .entry((meta.namespace, meta.kind, meta.thread))
+            .or_default();
+        let totals = self.thread_totals.entry(group).or_default();
+        if added {
+            totals.threads += u32::from(*size == 0);
+            totals.documents += 1;
+            *size += 1;
+        } else {
+            *size -= 1;
+            totals.threads -= u32::from(*size == 0);
+            totals.documents -= 1;
+            if *size == 0 {
+                self.thread_sizes
+                    .remove(&(meta.namespace, meta.kind, meta.thread));
+            }
+        }
+    }
+
+    /// How many live documents of `kind` in `namespace` carry `thread`
+    /// (whatever their validity: a thread's history is part of what it is about).
+    pub fn thread_size(&self, namespace: Sym, kind: Kind, thread: Sym) -> u32 {
+        self.thread_sizes
+            .get(&(namespace, kind, thread))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The threads of `kind` documents in `namespace` and their documents.
+    pub fn thread_totals(&self, namespace: Sym, kind: Kind) -> ThreadTotals {
+        self.thread_totals
+            .get(&(namespace, kind))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Forget every document (a reset).
@@ -339,6 +396,51 @@ mod tests {
         let then = filter(&c, "a", KindSet::ALL, ValidAt::At(20));
         assert!(c.admits(1, &then));
         assert!(c.admits(2, &then), "history sees superseded records");
+    }
+
+    #[test]
+    fn thread_sizes_follow_inserts_replacements_and_removals() {
+        let mut c = Catalog::default();
+        c.insert(1, &labels(Kind::Memory, "a", Some("t1")));
+        c.insert(2, &labels(Kind::Memory, "a", Some("t1")));
+        c.insert(3, &labels(Kind::Memory, "a", Some("t2")));
+        c.insert(4, &labels(Kind::Entity, "a", Some("t1")));
+        c.insert(5, &labels(Kind::Memory, "a", None));
+        let (a, t1, t2) = (
+            c.sym("a").unwrap(),
+            c.sym("t1").unwrap(),
+            c.sym("t2").unwrap(),
+        );
+        assert_eq!(c.thread_size(a, Kind::Memory, t1), 2);
+        assert_eq!(c.thread_size(a, Kind::Entity, t1), 1);
+        let totals = |c: &Catalog| c.thread_totals(a, Kind::Memory);
+        assert_eq!(
+            totals(&c),
+            ThreadTotals {
+                threads: 2,
+                documents: 3
+            }
+        );
+        // A replaced key moves to its new thread; a removed one leaves.
+        c.insert(3, &labels(Kind::Memory, "a", Some("t1")));
+        assert_eq!(c.thread_size(a, Kind::Memory, t2), 0);
+        assert_eq!(
+            totals(&c),
+            ThreadTotals {
+                threads: 1,
+                documents: 3
+            }
+        );
+        c.remove(1);
+        c.remove(5);
+        assert_eq!(c.thread_size(a, Kind::Memory, t1), 2);
+        assert_eq!(
+            totals(&c),
+            ThreadTotals {
+                threads: 1,
+                documents: 2
+            }
+        );
     }
 
     #[test]

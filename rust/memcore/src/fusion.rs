@@ -108,27 +108,40 @@ pub struct Signals {
     pub vector: Option<f32>,
     pub bm25: Option<f32>,
     pub ppr: Option<f32>,
+    /// BM25 of the candidate's thread read as one text (`engine::thread_prior`).
+    pub thread: Option<f32>,
 }
 
-/// Fused score of each candidate, in input order.
-pub fn fuse(kinds: &[Kind], signals: &[Signals], weights: Weights, mode: FusionMode) -> Vec<f32> {
+/// Fused score of each candidate, in input order. `thread_prior` weighs the
+/// thread signal on top of the others (whose weights keep their total): a
+/// prior, not a share, so a pool without threads ranks exactly as before.
+pub fn fuse(
+    kinds: &[Kind],
+    signals: &[Signals],
+    weights: Weights,
+    thread_prior: f32,
+    mode: FusionMode,
+) -> Vec<f32> {
     debug_assert_eq!(kinds.len(), signals.len());
+    let mut all = [0.0; 4];
+    all[..3].copy_from_slice(&effective_weights(signals, weights));
+    all[3] = thread_prior;
     match mode {
-        FusionMode::ZScore => fuse_zscore(kinds, signals, weights),
-        FusionMode::Rrf => fuse_rrf(signals, weights),
+        FusionMode::ZScore => fuse_zscore(kinds, signals, all),
+        FusionMode::Rrf => fuse_rrf(signals, all),
     }
 }
 
 type Getter = fn(&Signals) -> Option<f32>;
 
-const SIGNALS: [Getter; 3] = [
+const SIGNALS: [Getter; 4] = [
     |s| s.vector,
     |s| s.bm25,
     |s| s.ppr.map(|p| (p + PPR_EPSILON).ln()),
+    |s| s.thread,
 ];
 
-fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: Weights) -> Vec<f32> {
-    let weights = effective_weights(signals, weights);
+fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
     let mut fused = vec![0.0f32; signals.len()];
     let mut groups: HashMap<Kind, Vec<usize>> = HashMap::new();
     for (i, k) in kinds.iter().enumerate() {
@@ -153,7 +166,7 @@ fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: Weights) -> Vec<f32
 /// every present signal was weighted 0, they count equally.
 fn effective_weights(signals: &[Signals], weights: Weights) -> [f32; 3] {
     let raw = weights.as_array();
-    let present: Vec<bool> = SIGNALS
+    let present: Vec<bool> = SIGNALS[..3]
         .iter()
         .map(|get| signals.iter().any(|s| get(s).is_some()))
         .collect();
@@ -202,8 +215,7 @@ fn zscores(members: &[usize], signals: &[Signals], get: Getter) -> Vec<(usize, f
         .collect()
 }
 
-fn fuse_rrf(signals: &[Signals], weights: Weights) -> Vec<f32> {
-    let weights = effective_weights(signals, weights);
+fn fuse_rrf(signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
     let mut fused = vec![0.0f32; signals.len()];
     for (get, weight) in SIGNALS.into_iter().zip(weights) {
         if weight == 0.0 {
@@ -227,7 +239,12 @@ mod tests {
     use super::*;
 
     fn s(vector: Option<f32>, bm25: Option<f32>, ppr: Option<f32>) -> Signals {
-        Signals { vector, bm25, ppr }
+        Signals {
+            vector,
+            bm25,
+            ppr,
+            thread: None,
+        }
     }
 
     #[test]
@@ -241,7 +258,7 @@ mod tests {
             s(Some(0.1), None, None),
         ];
         let w = Weights::DESIGN;
-        let fused = fuse(&kinds, &sig, w, FusionMode::ZScore);
+        let fused = fuse(&kinds, &sig, w, 0.0, FusionMode::ZScore);
         let sd_v = (((0.4f32).powi(2) * 2.0) / 3.0).sqrt();
         let z_v = [0.4 / sd_v, 0.0, -0.4 / sd_v];
         let mean_b = 4.0;
@@ -269,7 +286,7 @@ mod tests {
         let kinds = [Kind::Memory; 50];
         let mut sig: Vec<Signals> = (0..50).map(|_| s(Some(0.5), Some(1.0), None)).collect();
         sig[0].bm25 = Some(1000.0);
-        let fused = fuse(&kinds, &sig, Weights::DESIGN, FusionMode::ZScore);
+        let fused = fuse(&kinds, &sig, Weights::DESIGN, 0.0, FusionMode::ZScore);
         let wb = 0.15 / 0.55;
         assert!((fused[0] - wb * CLIP).abs() < 1e-4, "clipped: {}", fused[0]);
     }
@@ -285,7 +302,7 @@ mod tests {
             s(None, Some(40.0), None),
             s(None, Some(20.0), None),
         ];
-        let fused = fuse(&kinds, &sig, Weights::default(), FusionMode::ZScore);
+        let fused = fuse(&kinds, &sig, Weights::default(), 0.0, FusionMode::ZScore);
         assert!((fused[0] - fused[2]).abs() < 1e-5);
         assert!((fused[1] - fused[3]).abs() < 1e-5);
     }
@@ -300,7 +317,7 @@ mod tests {
             s(None, None, Some(1e-2 - e)),
             s(None, None, Some(1e-3 - e)),
         ];
-        let fused = fuse(&kinds, &sig, Weights::default(), FusionMode::ZScore);
+        let fused = fuse(&kinds, &sig, Weights::default(), 0.0, FusionMode::ZScore);
         // Equal log steps give symmetric z-scores around the middle one.
         assert!(fused[1].abs() < 1e-4);
         assert!((fused[0] + fused[2]).abs() < 1e-4);
@@ -310,7 +327,7 @@ mod tests {
     fn rrf_by_hand() {
         let kinds = [Kind::Memory; 2];
         let sig = [s(Some(0.9), Some(1.0), None), s(Some(0.8), Some(3.0), None)];
-        let fused = fuse(&kinds, &sig, Weights::DESIGN, FusionMode::Rrf);
+        let fused = fuse(&kinds, &sig, Weights::DESIGN, 0.0, FusionMode::Rrf);
         // PPR absent: 0.40 and 0.15 scaled to sum to 1.0.
         let (wv, wb) = (0.40 / 0.55, 0.15 / 0.55);
         assert!((fused[0] - (wv / 61.0 + wb / 62.0)).abs() < 1e-6);
@@ -333,8 +350,8 @@ mod tests {
             bm25: 0.8,
             ppr: 0.0,
         };
-        let a = fuse(&kinds, &sig, by_vector, FusionMode::Rrf);
-        let b = fuse(&kinds, &sig, by_bm25, FusionMode::Rrf);
+        let a = fuse(&kinds, &sig, by_vector, 0.0, FusionMode::Rrf);
+        let b = fuse(&kinds, &sig, by_bm25, 0.0, FusionMode::Rrf);
         assert!(a[0] > a[1]);
         assert!(b[1] > b[0]);
     }
@@ -345,7 +362,7 @@ mod tests {
         // tuned weights tie them (at the old 3:7 the BM25 one won).
         let kinds = [Kind::Memory; 2];
         let sig = [s(Some(0.9), Some(1.0), None), s(Some(0.1), Some(9.0), None)];
-        let fused = fuse(&kinds, &sig, Weights::TUNED, FusionMode::ZScore);
+        let fused = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore);
         assert!((fused[0] - fused[1]).abs() < 1e-5, "{fused:?}");
     }
 
@@ -359,7 +376,7 @@ mod tests {
             s(Some(0.2), Some(5.0), None),
             s(Some(0.5), Some(2.0), None),
         ];
-        let with_ppr = fuse(&kinds, &sig, Weights::TUNED, FusionMode::ZScore);
+        let with_ppr = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore);
         let t = Weights::TUNED;
         let total = t.vector + t.bm25 + t.ppr;
         let without = Weights {
@@ -367,14 +384,14 @@ mod tests {
             bm25: t.bm25 * total / (t.vector + t.bm25),
             ppr: 0.0,
         };
-        let expected = fuse(&kinds, &sig, without, FusionMode::ZScore);
+        let expected = fuse(&kinds, &sig, without, 0.0, FusionMode::ZScore);
         for (a, b) in with_ppr.iter().zip(&expected) {
             assert!((a - b).abs() < 1e-5, "{a} vs {b}");
         }
         // and the graph's share is not lost: the scores are larger than with
         // the 0.55 the two present signals were given.
         let unscaled = Weights { ppr: 0.0, ..t };
-        let small = fuse(&kinds, &sig, unscaled, FusionMode::ZScore);
+        let small = fuse(&kinds, &sig, unscaled, 0.0, FusionMode::ZScore);
         assert!(with_ppr[1].abs() > small[1].abs());
     }
 
@@ -394,11 +411,39 @@ mod tests {
             ppr: 0.0,
         };
         for mode in [FusionMode::ZScore, FusionMode::Rrf] {
-            let fused = fuse(&kinds, &sig, weights, mode);
+            let fused = fuse(&kinds, &sig, weights, 0.0, mode);
             assert!(
                 fused[1] > fused[2] && fused[2] > fused[0],
                 "{mode:?}: {fused:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_thread_prior_reorders_only_pools_with_threads() {
+        // Two equal candidates; the second's thread matches the query better.
+        let kinds = [Kind::Memory; 3];
+        let mut sig = [
+            s(Some(0.8), Some(4.0), None),
+            s(Some(0.8), Some(4.0), None),
+            s(Some(0.2), Some(1.0), None),
+        ];
+        let flat = fuse(&kinds, &sig, Weights::TUNED, 1.0, FusionMode::ZScore);
+        assert_eq!(
+            flat,
+            fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore)
+        );
+        sig[0].thread = Some(1.0);
+        sig[1].thread = Some(6.0);
+        let off = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore);
+        assert!((off[0] - off[1]).abs() < 1e-6, "no prior, a tie: {off:?}");
+        let on = fuse(&kinds, &sig, Weights::TUNED, 0.5, FusionMode::ZScore);
+        assert!(on[1] > on[0] && on[0] > on[2], "{on:?}");
+        // RRF breaks the tie by position; a prior as heavy as the others
+        // together moves the better thread first.
+        let off = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::Rrf);
+        assert!(off[0] > off[1]);
+        let on = fuse(&kinds, &sig, Weights::TUNED, 2.0, FusionMode::Rrf);
+        assert!(on[1] > on[0], "{on:?}");
     }
 }

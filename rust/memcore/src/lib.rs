@@ -24,7 +24,7 @@ pub mod vector;
 
 pub use engine::{
     CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions,
-    Scores, SearchQuery,
+    Scores, SearchQuery, THREAD_PRIOR,
 };
 pub use error::{Error, ErrorCode, Result};
 pub use fusion::{FusionMode, Weights};

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use memcore::{Engine, EngineOptions, Kind, KindSet, MemoryPatch, NewMemory, SearchQuery, ValidAt};
+use memcore::{
+    Engine, EngineOptions, Kind, KindSet, MemoryPatch, NewMemory, RecallOptions, SearchQuery,
+    ValidAt,
+};
 
 const DIM: usize = 16;
 
@@ -334,4 +337,57 @@ fn invalidated_neighbours_are_skipped_on_the_unfiltered_walk() {
     assert_eq!(after.len(), 10);
     assert!(after.iter().all(|id| !refused.contains(&id)));
     assert_eq!(after[..4], before[6..], "the valid ones keep their order");
+}
+
+#[test]
+fn a_memory_whose_thread_is_about_the_question_ranks_first() {
+    // Two memories say the same thing; only one sits in a thread about the
+    // trip the question asks of. Its own words do not name the trip.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let in_thread = |text: &str, thread: &str, seed: u64| NewMemory {
+        embedding: Some(vector(seed)),
+        thread_id: Some(thread.to_owned()),
+        ..NewMemory::text(text)
+    };
+    let ids = store_all(
+        &engine,
+        vec![
+            in_thread("We sorted out the garage and the recycling", "chores", 10),
+            in_thread("It was booked on Saturday", "chores", 1),
+            in_thread("The flights to Lisbon leave in May", "trip", 11),
+            in_thread("The Lisbon hotel is near the old town", "trip", 12),
+            in_thread("It was booked on Saturday", "trip", 1),
+        ],
+    );
+    let (chores_answer, trip_answer) = (&ids[1], &ids[4]);
+    let query = SearchQuery::memories("default", 5);
+    let ask = |prior: f32| {
+        let options = RecallOptions {
+            thread_prior: prior,
+            ..RecallOptions::default()
+        };
+        let hits = engine
+            .recall(
+                &query,
+                "When was the Lisbon trip booked?",
+                Some(&vector(1)),
+                &options,
+            )
+            .unwrap();
+        hit_ids(&engine, &hits)
+    };
+    for _ in 0..2 {
+        // Pending first, then committed: both postings are walked.
+        let with_prior = ask(memcore::THREAD_PRIOR);
+        let pos = |ids: &[String], id: &String| ids.iter().position(|x| x == id).unwrap();
+        assert!(
+            pos(&with_prior, trip_answer) < pos(&with_prior, chores_answer),
+            "{with_prior:?}"
+        );
+        // Without it the two tie and the older key comes first.
+        let without = ask(0.0);
+        assert!(pos(&without, chores_answer) < pos(&without, trip_answer));
+        engine.flush().unwrap();
+    }
 }

@@ -46,6 +46,8 @@ pub fn code_recall(query: &str) -> RecallOptions {
     RecallOptions {
         weights,
         mode: FusionMode::ZScore,
+        // Code chunks have no thread prior (it reads memories' threads).
+        thread_prior: 0.0,
     }
 }
 

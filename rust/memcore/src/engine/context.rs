@@ -217,6 +217,9 @@ impl Engine {
                 &RecallOptions {
                     weights: Weights::TURNS,
                     mode: FusionMode::ZScore,
+                    // Turns: a turn's key already holds its neighbours
+                    // (the prior only ever reads memories' threads).
+                    thread_prior: 0.0,
                 },
             )?;
             let n = hits.len() as f64;

@@ -31,6 +31,7 @@ mod reset;
 mod restore;
 mod search;
 mod store_similar;
+mod thread_prior;
 mod upkeep;
 
 use std::path::Path;
@@ -69,7 +70,7 @@ pub use overview::{DirEntry, top_terms};
 pub use pg_mode::{MIN_SEQ_WAIT, Written};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
-pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores};
+pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, THREAD_PRIOR};
 pub use store_similar::SimilarQuery;
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 

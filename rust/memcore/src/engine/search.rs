@@ -43,11 +43,31 @@ pub struct Hit {
     pub scores: Scores,
 }
 
+/// How much a memory's thread counts on top of its own signals
+/// ([`RecallOptions::thread_prior`]); chosen by leave-one-conversation-out
+/// on LoCoMo (`benches/results/quality-experiments.md`, section 20).
+pub const THREAD_PRIOR: f32 = 0.75;
+
 /// How `recall` fuses its signals.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct RecallOptions {
     pub weights: Weights,
     pub mode: FusionMode,
+    /// The weight of the thread prior (`engine::thread_prior`) beside the
+    /// other signals' (whose weights keep their sum): memories of a thread
+    /// that matches the query as a whole rank higher. 0 turns it off; it
+    /// only ever applies to memories that carry a `thread_id`.
+    pub thread_prior: f32,
+}
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        RecallOptions {
+            weights: Weights::default(),
+            mode: FusionMode::default(),
+            thread_prior: THREAD_PRIOR,
+        }
+    }
 }
 
 impl Engine {
@@ -232,6 +252,9 @@ impl Engine {
                 s.bm25 = s.bm25.or(bm25_floor);
             }
         }
+        if options.thread_prior > 0.0 && query.kinds.contains(Kind::Memory) {
+            self.add_thread_signal(query, text, &mut pool)?;
+        }
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
         if !first.is_empty() {
             // A stable sort: fused order within each of the two tiers.
@@ -331,7 +354,13 @@ fn fused_hits(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) 
             s.vector = s.vector.map(|cosine| cosine - penalty);
         }
     }
-    let fused = fuse(&kinds, &penalised, options.weights, options.mode);
+    let fused = fuse(
+        &kinds,
+        &penalised,
+        options.weights,
+        options.thread_prior,
+        options.mode,
+    );
     let mut out: Vec<Hit> = keys
         .into_iter()
         .zip(kinds)

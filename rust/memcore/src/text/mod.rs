@@ -7,6 +7,7 @@
 //! metadata changes never rewrite index documents.
 
 pub mod analyzer;
+mod groups;
 mod load;
 mod pending;
 mod scope;
@@ -32,6 +33,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 use crate::error::{Error, Result};
 use analyzer::ANALYZER_NAME;
+pub use groups::GroupTerm;
 use load::Loaded;
 use pending::PendingText;
 pub use scope::{scope, scoped};

@@ -132,6 +132,15 @@ def _memcore(ctx: Context, scale: int, mem: Memory, index: dict[str, int]) -> li
             note=f"vector + BM25 + PPR over {scale // 2:,} entities, z-score fusion",
         ),
         latency(
+            "recall.facade.no_thread_prior",
+            "recall",
+            scale=scale,
+            timings=timed(
+                lambda i: mem.recall(qt[i % n], vector=qv[i % n], limit=K, thread_prior=0.0)
+            ),
+            note="the same without the thread prior: the difference is what it costs",
+        ),
+        latency(
             "recall.core",
             "recall",
             scale=scale,

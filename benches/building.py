@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 # Entities or relations per create_entities / create_relations call.
 GRAPH_BATCH = 5_000
+# An agent's memories come from its conversations: consecutive memories share a thread,
+# so recall pays for its thread prior (docs/retrieval.md) as it would in use.
+THREAD_SIZE = 50
 
 
 @dataclass
@@ -69,7 +72,11 @@ def ingest(ctx: Context, scale: int, path: Path, *, with_graph: bool) -> IngestR
         for lo in range(0, scale, batch):
             hi = min(lo + batch, scale)
             t0 = time.perf_counter()
-            stored = mem.store_memories(w.texts[lo:hi], vectors=w.vectors[lo:hi])
+            stored = mem.store_memories(
+                w.texts[lo:hi],
+                vectors=w.vectors[lo:hi],
+                thread_ids=[f"thread-{i // THREAD_SIZE}" for i in range(lo, hi)],
+            )
             seconds.append(time.perf_counter() - t0)
             counts.append(hi - lo)
             ids.extend(r.id for r in stored)

@@ -1,8 +1,10 @@
 """LoCoMo retrieval; gold = each question's evidence turns (dia_ids). Two ways of storing a
 conversation, each in a store of its own:
 
-- isolated memories: a memory per dialogue turn (`store_memories`), searched with `search`,
-  `search_text`, `recall` and `search_memories`: facts keyed by their own text;
+- isolated memories: a memory per dialogue turn (`store_memories`, its session as its
+  `thread_id`, as an agent files what it learns under the conversation it came from),
+  searched with `search`, `search_text`, `recall` and `search_memories`: facts keyed by
+  their own text;
 - the conversation log: every turn through `record_turn` (a LoCoMo session is a conversation,
   the turn happens at its session's date), searched with `retrieve_context` over all of
   them: turns keyed by their context (the turns before them and their day).
@@ -173,6 +175,7 @@ def evaluate(
                     {"speaker": t.speaker, "dia_id": t.dia_id, "session": t.session, "date": t.date}
                     for t in conv.turns
                 ],
+                thread_ids=[f"session-{t.session}" for t in conv.turns],
             )
             for qi, q in enumerate(questions):
                 vector = None if query_v is None else query_v[qi]

@@ -10,7 +10,9 @@
 //! - z-scoring happens within each kind, so code chunks (long, term-rich)
 //!   cannot drown short text memories in a mixed recall;
 //! - the weight of a signal absent from the whole pool is redistributed
-//!   over the present ones in proportion.
+//!   over the present ones in proportion;
+//! - the thread prior (`engine::thread_prior`) is a fourth signal added with
+//!   a weight of its own on top of the three, whose weights keep their sum.
 //!
 //! RRF (k = 60) is the alternative mode: rank-based and scale-free; each
 //! signal's reciprocal ranks are multiplied by its weight (the same

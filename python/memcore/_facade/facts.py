@@ -89,7 +89,8 @@ class FactsAPI(SearchAPI):
             confidence: 0-1.
             importance: 0-1.
             metadata: Any JSON-serialisable value.
-            thread_id: Conversation or agent thread this came from.
+            thread_id: Conversation or agent thread this came from; `recall` ranks a
+                memory higher when the rest of its thread matches the question too.
             user_id: Whose fact this is.
             event_time: When the event happened (episodic memories).
             valid_from: When the fact starts to hold (default: now).

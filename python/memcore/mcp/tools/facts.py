@@ -34,7 +34,10 @@ _SHAPED_FIELDS = {
     "importance": schema.number("How much this matters, 0-1.", minimum=0, maximum=1),
     "metadata": schema.json_object("Free-form JSON object stored with the memory."),
     "thread_id": schema.string(
-        "The conversation or agent thread this came from.", min_length=1, max_length=200
+        "The conversation or agent thread this came from. Give it: recall ranks a fact "
+        "higher when the rest of its thread matches the question too.",
+        min_length=1,
+        max_length=200,
     ),
     "user_id": schema.string("Whose fact this is.", min_length=1, max_length=200),
     "event_time": schema.string(

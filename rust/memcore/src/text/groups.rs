@@ -12,7 +12,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocSet, Searcher, TERMINATED, Term};
 
 use super::terms::PAIR_BOOST;
-use super::{KEY, TextIndex, scoped, tantivy_err};
+use super::{KEY, TextIndex, doc_freq, scoped, tantivy_err};
 use crate::error::Result;
 
 /// Postings one query may walk. A term is walked whole or not at all, the
@@ -67,7 +67,7 @@ impl TextIndex {
         let state = self.state.read();
         let mut sized = Vec::new();
         for (term, boost) in terms {
-            sized.push((self.doc_freq(&state, &term)?, term, boost));
+            sized.push((doc_freq(&state, self.body, &term)?, term, boost));
         }
         sized.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         let mut walked = 0u64;
@@ -89,16 +89,6 @@ impl TextIndex {
             }
         }
         Ok(out)
-    }
-
-    /// Documents holding `term`, committed (deleted ones not merged away
-    /// yet included: what a walk reads) and pending.
-    fn doc_freq(&self, state: &super::TextState, term: &str) -> Result<u64> {
-        let committed = state
-            .searcher
-            .doc_freq(&Term::from_field_text(self.body, term))
-            .map_err(|e| tantivy_err("stats", &e))?;
-        Ok(committed + state.pending.doc_freq(term))
     }
 
     fn committed_group_freqs(

@@ -543,13 +543,10 @@ fn search_pending(
     let avg_len = (committed_tokens + pending.total_tokens()) as f32 / total_docs.max(1) as f32;
     let mut scores: HashMap<u64, (f32, usize)> = HashMap::default();
     for (t, boost) in terms {
-        let committed_df = searcher
-            .doc_freq(&Term::from_field_text(body, t))
-            .map_err(|e| tantivy_err("stats", &e))?;
-        let df = (committed_df + pending.doc_freq(t)).min(total_docs);
         if pending.doc_freq(t) == 0 {
             continue;
         }
+        let df = doc_freq(state, body, t)?.min(total_docs);
         let weight = Bm25Weight::for_one_term_without_explain(df, total_docs, avg_len.max(1.0));
         for (key, tf, len) in pending.postings(t) {
             if admit(key) {
@@ -566,6 +563,16 @@ fn search_pending(
         }
     }
     Ok(())
+}
+
+/// Documents holding `term`: committed (deleted ones not merged away yet
+/// included, as tantivy counts them) and pending.
+fn doc_freq(state: &TextState, body: Field, term: &str) -> Result<u64> {
+    let committed = state
+        .searcher
+        .doc_freq(&Term::from_field_text(body, term))
+        .map_err(|e| tantivy_err("stats", &e))?;
+    Ok(committed + state.pending.doc_freq(term))
 }
 
 /// A new, empty index in `dir`.

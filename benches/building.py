@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 # Entities or relations per create_entities / create_relations call.
 GRAPH_BATCH = 5_000
 # An agent's memories come from its conversations: consecutive memories share a thread,
-# so recall pays for its thread prior (docs/retrieval.md) as it would in use.
+# and they are stored as episodes, so recall pays for its thread prior (docs/retrieval.md)
+# on every query: the cost measured is the prior's worst case (facts skip it).
 THREAD_SIZE = 50
 
 
@@ -76,6 +77,7 @@ def ingest(ctx: Context, scale: int, path: Path, *, with_graph: bool) -> IngestR
                 w.texts[lo:hi],
                 vectors=w.vectors[lo:hi],
                 thread_ids=[f"thread-{i // THREAD_SIZE}" for i in range(lo, hi)],
+                memory_type="episodic",
             )
             seconds.append(time.perf_counter() - t0)
             counts.append(hi - lo)

@@ -5,6 +5,7 @@ maintenance, and a quality sanity check with the real MiniLM model."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -138,7 +139,7 @@ def test_recall_modes_and_weights(mem: memcore.Memory) -> None:
         mem.recall("x", weights=(-1.0, 0.1, 0.1))
 
 
-def test_recall_ranks_a_memory_by_its_thread_as_well(mem: memcore.Memory) -> None:
+def _two_threads(mem: memcore.Memory, memory_type: str) -> Callable[..., list[str | None]]:
     # The same answer in two threads; the question names what one thread is about.
     mem.store_memories(
         [
@@ -150,19 +151,30 @@ def test_recall_ranks_a_memory_by_its_thread_as_well(mem: memcore.Memory) -> Non
         ],
         vectors=np.stack([unit(10), unit(1), unit(11), unit(12), unit(1)]),
         thread_ids=["chores", "chores", "trip", "trip", "trip"],
+        memory_type=memory_type,
     )
-    question = "When was the Lisbon trip booked?"
 
     def answers(**options: float) -> list[str | None]:
-        hits = mem.recall(question, vector=unit(1), **options)  # type: ignore[arg-type]
+        hits = mem.recall("When was the Lisbon trip booked?", vector=unit(1), **options)  # type: ignore[arg-type]
         return [h.memory.thread_id for h in hits if h.memory.content.startswith("It was")]
 
+    return answers
+
+
+def test_recall_ranks_an_episode_by_its_thread_as_well(mem: memcore.Memory) -> None:
+    answers = _two_threads(mem, "episodic")
     assert answers() == ["trip", "chores"]
     assert answers(thread_prior=0.0) == ["chores", "trip"]  # a tie: the older first
     assert memcore._core.DEFAULT_THREAD_PRIOR > 0
     for bad in (-0.5, float("nan")):
         with pytest.raises(memcore.InvalidParameterError, match="thread_prior"):
             mem.recall("x", thread_prior=bad)
+
+
+def test_recall_ranks_a_fact_by_itself_whatever_its_thread(mem: memcore.Memory) -> None:
+    # Standing facts (the default type) say all they mean themselves.
+    answers = _two_threads(mem, "semantic")
+    assert answers() == answers(thread_prior=0.0) == ["chores", "trip"]
 
 
 def test_limits_are_enforced(mem: memcore.Memory) -> None:

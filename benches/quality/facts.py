@@ -9,6 +9,11 @@ written and judged by hand for this project (so its author's wording: a check, n
 tune on; nothing was chosen by it). Every retriever of `benches/quality/retrievers.py`
 searches one store holding all 60.
 
+Two more stores hold the same facts saved five to a thread, as an agent saves them from its
+sessions, and `recall` searches them: once as standing facts (the default `semantic` type,
+which the thread prior leaves alone, so the row must equal the plain one) and once saved as
+episodes (what the prior would do to facts: quality-experiments section 24).
+
     python -m benches.quality.facts
 """
 
@@ -26,6 +31,11 @@ from benches.quality.retrievers import usable
 
 DATA = Path(__file__).resolve().parent / "agent_facts.json"
 KS = (1, 5, 10)
+THREAD_SIZE = 5
+IN_THREADS = {
+    "recall, facts saved five to a thread": "semantic",
+    "recall, the same saved as episodes": "episodic",
+}
 METRICS = ("MRR", "R@1", "R@5", "R@10", "NDCG@10")
 
 
@@ -65,6 +75,20 @@ def evaluate(log: Callable[[str], None] = print) -> dict[str, Any]:
             for r in retrievers:
                 found = [h.memory.content for h in r.search(mem, question, vector, max(KS))]
                 scores[r.name].add(per_query(found, gold, KS, r.max_depth))
+    threads = [f"session-{i // THREAD_SIZE}" for i in range(len(facts))]
+    for name, memory_type in IN_THREADS.items():
+        scores[name] = Scores()
+        with (
+            tempfile.TemporaryDirectory(prefix="facts-") as tmp,
+            memcore.Memory(tmp, model=None) as mem,
+        ):
+            mem.store_memories(facts, vectors=fact_v, thread_ids=threads, memory_type=memory_type)
+            for i, (question, gold) in enumerate(queries):
+                vector = None if query_v is None else query_v[i]
+                found = [
+                    h.memory.content for h in mem.recall(question, limit=max(KS), vector=vector)
+                ]
+                scores[name].add(per_query(found, gold, KS, max(KS)))
     return {
         "facts": len(facts),
         "questions": len(queries),
@@ -84,7 +108,10 @@ def markdown(data: dict[str, Any]) -> list[str]:
         "Short facts as an agent saves them with `store_memory`, in one small store, and "
         "questions an agent asks of it, each with the facts that answer it "
         "(benches/quality/agent_facts.json, written for this project: a check, nothing is "
-        "tuned on it). R@k = the share of a question's facts in the top k; MRR = the first.",
+        "tuned on it). R@k = the share of a question's facts in the top k; MRR = the first. "
+        "The last two rows save the facts five to a thread, as standing facts (the default "
+        "type, which the thread prior leaves alone) and as episodes (which it reads in their "
+        "thread): a session's facts are not about one thing, so the prior costs facts.",
         "",
         "| retriever | n | " + " | ".join(METRICS) + " |",
         "|---" * (len(METRICS) + 2) + "|",

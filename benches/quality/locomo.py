@@ -176,6 +176,8 @@ def evaluate(
                     for t in conv.turns
                 ],
                 thread_ids=[f"session-{t.session}" for t in conv.turns],
+                # A turn is a moment of a conversation: an episode, read in its session.
+                memory_type="episodic",
             )
             for qi, q in enumerate(questions):
                 vector = None if query_v is None else query_v[qi]

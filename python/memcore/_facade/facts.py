@@ -84,13 +84,15 @@ class FactsAPI(SearchAPI):
 
         Args:
             content: One clear, standalone statement.
-            memory_type: "episodic", "semantic" or "procedural".
+            memory_type: "episodic" (an event, or a moment of a conversation that needs
+                its context), "semantic" (a standing fact) or "procedural".
             source: "explicit" (the user asked) or "extracted".
             confidence: 0-1.
             importance: 0-1.
             metadata: Any JSON-serialisable value.
-            thread_id: Conversation or agent thread this came from; `recall` ranks a
-                memory higher when the rest of its thread matches the question too.
+            thread_id: Conversation or agent thread this came from; `recall` ranks an
+                episodic memory higher when the rest of its thread matches the question
+                too (a semantic fact ranks by itself).
             user_id: Whose fact this is.
             event_time: When the event happened (episodic memories).
             valid_from: When the fact starts to hold (default: now).

@@ -145,11 +145,12 @@ class SearchAPI(FacadeBase):
                 design's). A signal no candidate has (no graph) gives its share to the
                 others.
             mode: "zscore" (weighted z-scores) or "rrf" (reciprocal rank fusion).
-            thread_prior: How much a memory's thread counts beside its own signals
-                (``_core.DEFAULT_THREAD_PRIOR`` when None; 0 turns it off): memories of
-                a thread whose memories, read together, match the query rank higher.
-                A memory is still only found by its own text, vector and entities;
-                memories without a ``thread_id`` are unaffected (docs/retrieval.md).
+            thread_prior: How much an episodic memory's thread counts beside its own
+                signals (``_core.DEFAULT_THREAD_PRIOR`` when None; 0 turns it off):
+                episodes of a thread whose memories, read together, match the query rank
+                higher. A memory is still only found by its own text, vector and
+                entities; facts (semantic, procedural) and memories without a
+                ``thread_id`` are neither lifted nor lowered (docs/retrieval.md).
             semantic: False ranks by keywords and the graph without embedding the
                 query (what the MCP server does while the model is unavailable).
         """

@@ -58,7 +58,8 @@ pub struct DocMeta {
     /// Kind-specific grouping: project of a code chunk, conversation of a
     /// user turn, entity of an observation (0 = none).
     pub scope: Sym,
-    /// Kind-specific tag: language of a code chunk (0 = none).
+    /// Kind-specific tag: language of a code chunk, type of a memory
+    /// (0 = none).
     pub tag: Sym,
     pub valid_from: Timestamp,
     /// Effective end of validity (`Timestamp::MAX` when open).

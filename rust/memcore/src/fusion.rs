@@ -3,7 +3,10 @@
 //! Raw scores live on different scales (cosine in [-1, 1], BM25 unbounded,
 //! PPR mass tiny and heavy-tailed), so each signal is z-scored over the
 //! candidate pool before the weighted sum (docs/retrieval.md):
-//! - a candidate missing a signal gets that signal's minimum in the pool;
+//! - a candidate missing a signal gets that signal's minimum in the pool,
+//!   except the thread prior, which says nothing of a candidate it does not
+//!   score (a memory without a thread, a fact that is not an episode): z 0,
+//!   and in RRF the mean of the others' shares;
 //! - a signal with (near) zero spread contributes 0 rather than noise;
 //! - z-scores are clipped to ±6 so one outlier cannot dominate;
 //! - PPR is log-transformed first (its mass spans orders of magnitude);
@@ -136,6 +139,10 @@ pub fn fuse(
 
 type Getter = fn(&Signals) -> Option<f32>;
 
+/// Index of the thread prior in [`SIGNALS`]: the one signal whose absence is
+/// neutral rather than the pool's worst.
+const THREAD: usize = 3;
+
 const SIGNALS: [Getter; 4] = [
     |s| s.vector,
     |s| s.bm25,
@@ -150,11 +157,11 @@ fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: [f32; 4]) -> Vec<f3
         groups.entry(*k).or_default().push(i);
     }
     for members in groups.values() {
-        for (get, weight) in SIGNALS.iter().zip(weights) {
+        for (s, (get, weight)) in SIGNALS.iter().zip(weights).enumerate() {
             if weight == 0.0 {
                 continue;
             }
-            for (i, z) in zscores(members, signals, *get) {
+            for (i, z) in zscores(members, signals, *get, s == THREAD) {
                 fused[i] += weight * z;
             }
         }
@@ -192,25 +199,35 @@ fn effective_weights(signals: &[Signals], weights: Weights) -> [f32; 3] {
     out
 }
 
-/// z-scores of one signal over one kind's members, as `(index, z)`.
-fn zscores(members: &[usize], signals: &[Signals], get: Getter) -> Vec<(usize, f32)> {
+/// z-scores of one signal over one kind's members, as `(index, z)`. A
+/// member the signal did not score counts as the pool's minimum, or, when
+/// `absent_is_neutral`, is left out of the statistics and gets 0.
+fn zscores(
+    members: &[usize],
+    signals: &[Signals],
+    get: Getter,
+    absent_is_neutral: bool,
+) -> Vec<(usize, f32)> {
     let values: Vec<Option<f32>> = members.iter().map(|&i| get(&signals[i])).collect();
     let Some(min) = values.iter().flatten().copied().reduce(f32::min) else {
         return members.iter().map(|&i| (i, 0.0)).collect();
     };
-    let filled: Vec<f32> = values.iter().map(|v| v.unwrap_or(min)).collect();
+    let filled: Vec<f32> = if absent_is_neutral {
+        values.iter().flatten().copied().collect()
+    } else {
+        values.iter().map(|v| v.unwrap_or(min)).collect()
+    };
     let n = filled.len() as f32;
     let mean = filled.iter().sum::<f32>() / n;
     let var = filled.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / n;
     let sd = var.sqrt();
     members
         .iter()
-        .zip(filled)
+        .zip(values)
         .map(|(&i, v)| {
-            let z = if sd < MIN_SPREAD {
-                0.0
-            } else {
-                ((v - mean) / sd).clamp(-CLIP, CLIP)
+            let z = match v.or((!absent_is_neutral).then_some(min)) {
+                Some(v) if sd >= MIN_SPREAD => ((v - mean) / sd).clamp(-CLIP, CLIP),
+                _ => 0.0,
             };
             (i, z)
         })
@@ -219,7 +236,7 @@ fn zscores(members: &[usize], signals: &[Signals], get: Getter) -> Vec<(usize, f
 
 fn fuse_rrf(signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
     let mut fused = vec![0.0f32; signals.len()];
-    for (get, weight) in SIGNALS.into_iter().zip(weights) {
+    for (s, (get, weight)) in SIGNALS.into_iter().zip(weights).enumerate() {
         if weight == 0.0 {
             continue;
         }
@@ -229,8 +246,19 @@ fn fuse_rrf(signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
             .filter_map(|(i, s)| get(s).map(|v| (i, v)))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (rank, (i, _)) in ranked.into_iter().enumerate() {
-            fused[i] += weight / (RRF_K + rank as f32 + 1.0);
+        let shares: Vec<f32> = (0..ranked.len())
+            .map(|rank| weight / (RRF_K + rank as f32 + 1.0))
+            .collect();
+        if s == THREAD && !shares.is_empty() {
+            let neutral = shares.iter().sum::<f32>() / shares.len() as f32;
+            for (i, s) in signals.iter().enumerate() {
+                if get(s).is_none() {
+                    fused[i] += neutral;
+                }
+            }
+        }
+        for ((i, _), share) in ranked.into_iter().zip(shares) {
+            fused[i] += share;
         }
     }
     fused
@@ -447,5 +475,30 @@ mod tests {
         assert!(off[0] > off[1]);
         let on = fuse(&kinds, &sig, Weights::TUNED, 2.0, FusionMode::Rrf);
         assert!(on[1] > on[0], "{on:?}");
+    }
+
+    #[test]
+    fn a_candidate_the_thread_prior_does_not_score_neither_gains_nor_loses() {
+        // The third candidate has no thread (or is not an episode): the prior
+        // lifts the first over the second and leaves the third where the
+        // other signals put it, in both modes.
+        let kinds = [Kind::Memory; 3];
+        let mut sig = [
+            s(Some(0.5), Some(3.0), None),
+            s(Some(0.5), Some(3.0), None),
+            s(Some(0.5), Some(3.0), None),
+        ];
+        sig[0].thread = Some(5.0);
+        sig[1].thread = Some(1.0);
+        for mode in [FusionMode::ZScore, FusionMode::Rrf] {
+            let off = fuse(&kinds, &sig, Weights::TUNED, 0.0, mode);
+            let on = fuse(&kinds, &sig, Weights::TUNED, 1.0, mode);
+            let lift = |i: usize| on[i] - off[i];
+            assert!(lift(0) > lift(2) && lift(2) > lift(1), "{mode:?}: {on:?}");
+            assert!(
+                (lift(0) + lift(1) - 2.0 * lift(2)).abs() < 1e-6,
+                "{mode:?}: the unscored one sits at the mean: {on:?}"
+            );
+        }
     }
 }

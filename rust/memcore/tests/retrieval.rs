@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use memcore::{
-    Engine, EngineOptions, Kind, KindSet, MemoryPatch, NewMemory, RecallOptions, SearchQuery,
-    ValidAt,
+    Engine, EngineOptions, Kind, KindSet, MemoryPatch, MemoryType, NewMemory, RecallOptions,
+    SearchQuery, ValidAt,
 };
 
 const DIM: usize = 16;
@@ -339,19 +339,19 @@ fn invalidated_neighbours_are_skipped_on_the_unfiltered_walk() {
     assert_eq!(after[..4], before[6..], "the valid ones keep their order");
 }
 
-#[test]
-fn a_memory_whose_thread_is_about_the_question_ranks_first() {
-    // Two memories say the same thing; only one sits in a thread about the
-    // trip the question asks of. Its own words do not name the trip.
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(dir.path());
+/// Five memories, the answer said the same way in two threads, only one of
+/// which is about the trip "When was the Lisbon trip booked?" asks of (the
+/// answer's own words do not name it); stored as `memory_type`. Returns the
+/// answer's id in the chores thread, then in the trip thread.
+fn two_threads(engine: &Engine, memory_type: MemoryType) -> (String, String) {
     let in_thread = |text: &str, thread: &str, seed: u64| NewMemory {
         embedding: Some(vector(seed)),
         thread_id: Some(thread.to_owned()),
+        memory_type,
         ..NewMemory::text(text)
     };
     let ids = store_all(
-        &engine,
+        engine,
         vec![
             in_thread("We sorted out the garage and the recycling", "chores", 10),
             in_thread("It was booked on Saturday", "chores", 1),
@@ -360,34 +360,77 @@ fn a_memory_whose_thread_is_about_the_question_ranks_first() {
             in_thread("It was booked on Saturday", "trip", 1),
         ],
     );
-    let (chores_answer, trip_answer) = (&ids[1], &ids[4]);
-    let query = SearchQuery::memories("default", 5);
-    let ask = |prior: f32| {
-        let options = RecallOptions {
-            thread_prior: prior,
-            ..RecallOptions::default()
-        };
-        let hits = engine
-            .recall(
-                &query,
-                "When was the Lisbon trip booked?",
-                Some(&vector(1)),
-                &options,
-            )
-            .unwrap();
-        hit_ids(&engine, &hits)
+    (ids[1].clone(), ids[4].clone())
+}
+
+/// The ids `recall` ranks for the Lisbon question with thread prior `prior`.
+fn ask_about_the_trip(engine: &Engine, prior: f32) -> Vec<String> {
+    let options = RecallOptions {
+        thread_prior: prior,
+        ..RecallOptions::default()
     };
+    let hits = engine
+        .recall(
+            &SearchQuery::memories("default", 5),
+            "When was the Lisbon trip booked?",
+            Some(&vector(1)),
+            &options,
+        )
+        .unwrap();
+    hit_ids(engine, &hits)
+}
+
+fn position(ids: &[String], id: &str) -> usize {
+    ids.iter().position(|x| x == id).unwrap()
+}
+
+#[test]
+fn an_episode_whose_thread_is_about_the_question_ranks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let (chores_answer, trip_answer) = two_threads(&engine, MemoryType::Episodic);
     for _ in 0..2 {
         // Pending first, then committed: both postings are walked.
-        let with_prior = ask(memcore::THREAD_PRIOR);
-        let pos = |ids: &[String], id: &String| ids.iter().position(|x| x == id).unwrap();
+        let with_prior = ask_about_the_trip(&engine, memcore::THREAD_PRIOR);
         assert!(
-            pos(&with_prior, trip_answer) < pos(&with_prior, chores_answer),
+            position(&with_prior, &trip_answer) < position(&with_prior, &chores_answer),
             "{with_prior:?}"
         );
         // Without it the two tie and the older key comes first.
-        let without = ask(0.0);
-        assert!(pos(&without, chores_answer) < pos(&without, trip_answer));
+        let without = ask_about_the_trip(&engine, 0.0);
+        assert!(position(&without, &chores_answer) < position(&without, &trip_answer));
         engine.flush().unwrap();
     }
+}
+
+#[test]
+fn a_fact_ranks_by_itself_whatever_its_thread() {
+    // The same memories as standing facts (the default type): the thread
+    // prior leaves them alone, until one becomes an episode.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let (chores_answer, trip_answer) = two_threads(&engine, MemoryType::Semantic);
+    assert_eq!(
+        ask_about_the_trip(&engine, memcore::THREAD_PRIOR),
+        ask_about_the_trip(&engine, 0.0)
+    );
+    for id in [&chores_answer, &trip_answer] {
+        let patch = MemoryPatch {
+            memory_type: Some(MemoryType::Episodic),
+            ..MemoryPatch::default()
+        };
+        engine.update_memory("default", id, patch).unwrap();
+    }
+    let episodes_first = ask_about_the_trip(&engine, memcore::THREAD_PRIOR);
+    assert!(
+        position(&episodes_first, &trip_answer) < position(&episodes_first, &chores_answer),
+        "{episodes_first:?}"
+    );
+    // Reopened, the catalog reads each memory's type from the store.
+    drop(engine);
+    let engine = open(dir.path());
+    assert_eq!(
+        ask_about_the_trip(&engine, memcore::THREAD_PRIOR),
+        episodes_first
+    );
 }

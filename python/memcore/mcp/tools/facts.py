@@ -23,7 +23,9 @@ from memcore.mcp.tools._shared import (
 
 _SHAPED_FIELDS = {
     "memory_type": schema.string(
-        "episodic (an event), semantic (a lasting fact) or procedural (how to do something).",
+        "episodic (an event, or a moment of a conversation that needs its context), "
+        "semantic (a lasting fact that stands on its own; the default) or procedural (how to "
+        "do something).",
         enum=MEMORY_TYPES,
     ),
     "source": schema.string(
@@ -34,8 +36,8 @@ _SHAPED_FIELDS = {
     "importance": schema.number("How much this matters, 0-1.", minimum=0, maximum=1),
     "metadata": schema.json_object("Free-form JSON object stored with the memory."),
     "thread_id": schema.string(
-        "The conversation or agent thread this came from. Give it: recall ranks a fact "
-        "higher when the rest of its thread matches the question too.",
+        "The conversation or agent thread this came from. Give it: recall ranks an "
+        "episodic memory higher when the rest of its thread matches the question too.",
         min_length=1,
         max_length=200,
     ),

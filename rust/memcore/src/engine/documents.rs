@@ -34,7 +34,7 @@ pub fn memory_labels(m: &Memory) -> DocLabels<'_> {
         namespace: &m.namespace,
         thread: m.thread_id.as_deref(),
         scope: None,
-        tag: None,
+        tag: Some(m.memory_type.as_str()),
         valid_from: m.valid_from,
         valid_end: effective_end(m.valid_until, m.expires_at),
         superseded: m.superseded_by.is_some(),

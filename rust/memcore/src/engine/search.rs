@@ -43,9 +43,10 @@ pub struct Hit {
     pub scores: Scores,
 }
 
-/// How much a memory's thread counts on top of its own signals
+/// How much an episodic memory's thread counts on top of its own signals
 /// ([`RecallOptions::thread_prior`]); chosen by leave-one-conversation-out
-/// on LoCoMo (`benches/results/quality-experiments.md`, section 20).
+/// on LoCoMo (`benches/results/quality-experiments.md`, section 20; only
+/// episodes since section 24).
 pub const THREAD_PRIOR: f32 = 0.75;
 
 /// How `recall` fuses its signals.
@@ -54,9 +55,9 @@ pub struct RecallOptions {
     pub weights: Weights,
     pub mode: FusionMode,
     /// The weight of the thread prior (`engine::thread_prior`) beside the
-    /// other signals' (whose weights keep their sum): memories of a thread
-    /// that matches the query as a whole rank higher. 0 turns it off; it
-    /// only ever applies to memories that carry a `thread_id`.
+    /// other signals' (whose weights keep their sum): episodic memories of a
+    /// thread that matches the query as a whole rank higher. 0 turns it off;
+    /// it only ever applies to episodes that carry a `thread_id`.
     pub thread_prior: f32,
 }
 

@@ -66,11 +66,13 @@ impl Table for Memories {
 impl DocumentTable for Memories {
     const KIND: Kind = Kind::Memory;
     const CATALOG_SCAN: &'static str = "SELECT doc_key, namespace, thread_id, valid_from, \
-         valid_until, expires_at, superseded_by IS NOT NULL, id FROM memories";
+         valid_until, expires_at, superseded_by IS NOT NULL, id, memory_type FROM memories";
 
+    /// A memory is tagged with its type (the thread prior reads episodes).
     fn catalog_row(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
         Ok(CatalogRow {
             thread_id: r.get(2)?,
+            tag: Some(r.get(8)?),
             valid_from: r.get(3)?,
             valid_end: effective_end(r.get(4)?, r.get(5)?),
             superseded: r.get(6)?,

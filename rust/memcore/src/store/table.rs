@@ -68,7 +68,7 @@ pub struct CatalogRow {
     /// Kind-specific scope: an entity's own id, an observation's entity, a
     /// turn's conversation, a code chunk's project.
     pub scope: Option<String>,
-    /// Kind-specific tag: a code chunk's language.
+    /// Kind-specific tag: a code chunk's language, a memory's type.
     pub tag: Option<String>,
     pub valid_from: Timestamp,
     /// When the document stops being valid (a memory's earlier of

@@ -2,9 +2,10 @@
 conversation, each in a store of its own:
 
 - isolated memories: a memory per dialogue turn (`store_memories`, its session as its
-  `thread_id`, as an agent files what it learns under the conversation it came from),
-  searched with `search`, `search_text`, `recall` and `search_memories`: facts keyed by
-  their own text;
+  `thread_id`, as an agent files what it learns under the conversation it came from, and
+  `memory_type="episodic"`: a turn is a moment of a conversation, which recall's thread
+  prior reads in its session), searched with `search`, `search_text`, `recall` and
+  `search_memories`: memories keyed by their own text;
 - the conversation log: every turn through `record_turn` (a LoCoMo session is a conversation,
   the turn happens at its session's date), searched with `retrieve_context` over all of
   them: turns keyed by their context (the turns before them and their day).

@@ -78,6 +78,7 @@ SCHEMA_VERSION: int
 #: Fusion weights (vector, bm25, ppr): the measured default and the first design's preset.
 DEFAULT_WEIGHTS: tuple[float, float, float]
 DESIGN_WEIGHTS: tuple[float, float, float]
+#: recall's weight for an episodic memory's thread (docs/retrieval.md, step 5).
 DEFAULT_THREAD_PRIOR: float
 #: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
 MAX_TEXT_BYTES: int

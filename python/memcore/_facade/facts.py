@@ -84,8 +84,9 @@ class FactsAPI(SearchAPI):
 
         Args:
             content: One clear, standalone statement.
-            memory_type: "episodic" (an event, or a moment of a conversation that needs
-                its context), "semantic" (a standing fact) or "procedural".
+            memory_type: "episodic" (a moment of a conversation or an event, understood
+                with the rest of its thread: `recall` reads it in its thread), "semantic"
+                (a standing fact that says all it means itself) or "procedural".
             source: "explicit" (the user asked) or "extracted".
             confidence: 0-1.
             importance: 0-1.

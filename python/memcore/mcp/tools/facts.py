@@ -23,9 +23,9 @@ from memcore.mcp.tools._shared import (
 
 _SHAPED_FIELDS = {
     "memory_type": schema.string(
-        "episodic (an event, or a moment of a conversation that needs its context), "
-        "semantic (a lasting fact that stands on its own; the default) or procedural (how to "
-        "do something).",
+        "episodic (a moment of a conversation or an event, understood with the rest of its "
+        "thread: recall reads it in its thread), semantic (a lasting fact that stands on its "
+        "own; the default) or procedural (how to do something).",
         enum=MEMORY_TYPES,
     ),
     "source": schema.string(

@@ -81,10 +81,17 @@ def test_a_regressed_ratio_and_quality_figure_fail_with_a_table(
     assert status == 1
     assert "## 3 regression(s) past the thresholds (ratio 25%, quality 2 pt)" in out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "figure" not in line]
+    # The committed run's own figures, before and after the changes above.
+    ingest = _memcore(old, "ingest.durable", 10_000)["peer_ratios"]["lancedb"]
+    search = _memcore(old, "search_vector.facade", 100_000)["peer_ratios"]["usearch"]
+    mrr = 100 * old["quality"]["cosqa"]["retrievers"]["search_code (hybrid)"]["MRR"]
     assert rows == [
-        "| ingest.durable @ 10000 vs lancedb | higher | 0.644 | 0.348 | -46 % |",
-        "| quality[full] cosqa / search_code (hybrid) / MRR | higher | 51.5 | 46.5 | -5.0 pt |",
-        "| search_vector.facade @ 100000 vs usearch | lower | 1.09 | 1.8 | +65 % |",
+        f"| ingest.durable @ 10000 vs lancedb | higher | {ingest:.3g} | {ingest * 0.54:.3g} "
+        "| -46 % |",
+        f"| quality[full] cosqa / search_code (hybrid) / MRR | higher | {mrr:.1f} | {mrr - 5:.1f} "
+        "| -5.0 pt |",
+        f"| search_vector.facade @ 100000 vs usearch | lower | {search:.3g} | {search * 1.65:.3g} "
+        "| +65 % |",
     ]
 
 

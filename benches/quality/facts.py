@@ -27,7 +27,7 @@ from typing import Any
 
 from benches import embedding_cache
 from benches.quality.metrics import Scores, per_query, table_row
-from benches.quality.retrievers import usable
+from benches.quality.retrievers import Retriever, usable
 
 DATA = Path(__file__).resolve().parent / "agent_facts.json"
 KS = (1, 5, 10)
@@ -52,7 +52,6 @@ def load(path: Path = DATA) -> tuple[list[str], list[tuple[str, set[str]]]]:
 
 def evaluate(log: Callable[[str], None] = print) -> dict[str, Any]:
     """Scores per retriever over every question."""
-    import memcore
 
     facts, queries = load()
     vectors_ok = embedding_cache.available() is None
@@ -64,31 +63,19 @@ def evaluate(log: Callable[[str], None] = print) -> dict[str, Any]:
     )
     log(f"  agent facts: {len(facts)} facts, {len(queries)} questions")
     retrievers = usable(vectors_ok)
-    scores = {r.name: Scores() for r in retrievers}
-    with (
-        tempfile.TemporaryDirectory(prefix="facts-") as tmp,
-        memcore.Memory(tmp, model=None) as mem,
-    ):
-        mem.store_memories(facts, vectors=fact_v)
-        for i, (question, gold) in enumerate(queries):
-            vector = None if query_v is None else query_v[i]
-            for r in retrievers:
-                found = [h.memory.content for h in r.search(mem, question, vector, max(KS))]
-                scores[r.name].add(per_query(found, gold, KS, r.max_depth))
+    scores = _scores(facts, queries, fact_v, query_v, {r.name: r for r in retrievers})
+    recall = next(r for r in retrievers if r.name == "recall (hybrid)")
     threads = [f"session-{i // THREAD_SIZE}" for i in range(len(facts))]
     for name, memory_type in IN_THREADS.items():
-        scores[name] = Scores()
-        with (
-            tempfile.TemporaryDirectory(prefix="facts-") as tmp,
-            memcore.Memory(tmp, model=None) as mem,
-        ):
-            mem.store_memories(facts, vectors=fact_v, thread_ids=threads, memory_type=memory_type)
-            for i, (question, gold) in enumerate(queries):
-                vector = None if query_v is None else query_v[i]
-                found = [
-                    h.memory.content for h in mem.recall(question, limit=max(KS), vector=vector)
-                ]
-                scores[name].add(per_query(found, gold, KS, max(KS)))
+        scores |= _scores(
+            facts,
+            queries,
+            fact_v,
+            query_v,
+            {name: recall},
+            thread_ids=threads,
+            memory_type=memory_type,
+        )
     return {
         "facts": len(facts),
         "questions": len(queries),
@@ -97,6 +84,32 @@ def evaluate(log: Callable[[str], None] = print) -> dict[str, Any]:
         else f"none ({embedding_cache.available()})",
         "retrievers": {name: {"n": s.count, **s.means()} for name, s in scores.items()},
     }
+
+
+def _scores(
+    facts: list[str],
+    queries: list[tuple[str, set[str]]],
+    fact_v: Any,
+    query_v: Any,
+    retrievers: dict[str, Retriever],
+    **store_options: Any,
+) -> dict[str, Scores]:
+    """Every question asked of one new store holding the facts (saved with
+    ``store_options``), through each retriever, under the name it is given."""
+    import memcore
+
+    scores = {name: Scores() for name in retrievers}
+    with (
+        tempfile.TemporaryDirectory(prefix="facts-") as tmp,
+        memcore.Memory(tmp, model=None) as mem,
+    ):
+        mem.store_memories(facts, vectors=fact_v, **store_options)
+        for i, (question, gold) in enumerate(queries):
+            vector = None if query_v is None else query_v[i]
+            for name, r in retrievers.items():
+                found = [h.memory.content for h in r.search(mem, question, vector, max(KS))]
+                scores[name].add(per_query(found, gold, KS, r.max_depth))
+    return scores
 
 
 def markdown(data: dict[str, Any]) -> list[str]:

@@ -128,7 +128,7 @@ class StoreHost:
         (idempotent). The embedding service's own close waits for a model still loading,
         so exiting now cannot abort the process inside onnxruntime."""
         with self._lock:
-            # Never started (the server stopped before the SDK had loaded): nothing to wait
+            # Never started (the server stopped before opening it): nothing to wait
             # for, and start() does nothing from now on.
             if self._thread is None:
                 self._closed = True

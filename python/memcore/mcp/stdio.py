@@ -1,11 +1,13 @@
 """The stdio transport: the handshake answered while the MCP SDK loads, then the SDK's own
 ``stdio_server`` for the rest of the session.
 
-Importing the SDK takes about a second, so :func:`serve` imports it in a background thread
-and meanwhile answers the handshake with ``handshake.EarlyAnswers`` and runs well-formed tool
-calls through the ``Dispatcher`` (which needs no SDK), so a first call waits for the store at
-most, not for the import. It stops at the first line that needs the SDK, or the first line
-read once the SDK has loaded. The lines the SDK
+Importing the SDK takes about a second, so :func:`serve` answers the handshake with
+``handshake.EarlyAnswers`` and runs well-formed tool calls through the ``Dispatcher`` (which
+needs no SDK) while it loads, so a first call waits for the store at most, not for the
+import. The store and the model open first and the SDK is imported after them (or at once
+when a line needs it): on two cores the three compete for the interpreter, and a client's
+first tool call needs the store and the model, never the SDK. It stops at the first line
+that needs the SDK, or the first line read once the SDK has loaded. The lines the SDK
 must still see (``initialize`` among them) are then replayed to ``stdio_server`` ahead of
 the rest of stdin, and the SDK's own reply to the ``initialize`` answered early is dropped:
 the client gets one answer per request, the one the SDK alone would have given.
@@ -26,13 +28,14 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Protocol, TextIO, cast
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from memcore.errors import MemcoreError
 from memcore.mcp import wire
 from memcore.mcp.dispatch import Caller, Dispatcher
 from memcore.mcp.handshake import HAND_OFF, EarlyAnswers, tool_call_reply
@@ -43,21 +46,26 @@ _log = logging.getLogger("memcore.mcp")
 #: Longest a signalled server waits for its store to close before exiting anyway.
 _CLOSE_SECONDS = 60.0
 
+#: Longest the SDK's import waits for the store and the model to open first. Opening them
+#: takes a few tenths of a second (benches/bench_mcp.py); a model downloading from the hub
+#: or a large store reopening takes longer, and the SDK then loads beside them.
+_SDK_DEFER_SECONDS = 3.0
+
 
 async def serve(dispatcher: Dispatcher, host: StoreHost, caller: Caller) -> None:
     """Serve MCP on stdin and stdout until the input ends or SIGTERM/SIGINT arrives; the
     store opens once the SDK has loaded and is closed on the way out."""
     early = EarlyAnswers(dispatcher.tools)
     with wire.claimed() as (reader, writer):
-        # The store and the model open once the SDK is in, or at the first early tool call
-        # that needs them: their imports would compete with the SDK's for the interpreter.
-        sdk = SdkLoader(on_loaded=host.start)
+        sdk = SdkLoader()
         try:
             async with anyio.create_task_group() as group:
-                # Signal handling is installed before the import thread starts: its own
-                # imports are then done, and a stop at any point closes the store.
+                # Signal handling is installed before the store's and the SDK's threads
+                # start: its own imports are then done, and a stop at any point closes the
+                # store.
                 await group.start(_stop_on_signal, group.cancel_scope, host)
-                sdk.start()
+                host.start()
+                sdk.start_after(host, _SDK_DEFER_SECONDS)
                 replay = await _answer_early(early, reader, writer, sdk, dispatcher, caller)
                 await sdk.wait()
                 await _serve_with_sdk(
@@ -77,15 +85,39 @@ def import_sdk() -> None:
 
 
 class SdkLoader:
-    """Imports the SDK in a daemon thread, then calls ``on_loaded`` from that thread."""
+    """Imports the SDK once, in a daemon thread."""
 
-    def __init__(self, on_loaded: Callable[[], None]) -> None:
-        self._on_loaded = on_loaded
+    def __init__(self) -> None:
         self._done = threading.Event()
         self._error: Exception | None = None
+        self._started = False
+        self._lock = threading.Lock()
 
     def start(self) -> None:
+        """Begin the import now, unless it has begun (idempotent)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
         threading.Thread(target=self._load, name="memcore-import-sdk", daemon=True).start()
+
+    def start_after(self, host: StoreHost, limit: float) -> None:
+        """Begin the import once the store is open and its model loaded (or failed), or
+        after ``limit`` seconds, whichever comes first: a model still downloading must not
+        keep the SDK, and what only it answers, waiting."""
+
+        def wait_then_start() -> None:
+            deadline = time.monotonic() + limit
+            try:
+                embeddings = host.wait_blocking(limit).embeddings
+                if embeddings is not None:
+                    embeddings.wait_ready(max(0.0, deadline - time.monotonic()))
+            except MemcoreError:
+                pass  # the store failed to open: every tool answers with that error
+            finally:
+                self.start()
+
+        threading.Thread(target=wait_then_start, name="memcore-sdk-after", daemon=True).start()
 
     @property
     def done(self) -> bool:
@@ -93,11 +125,12 @@ class SdkLoader:
         return self._done.is_set()
 
     async def wait(self) -> None:
-        """Until the SDK is imported.
+        """Until the SDK is imported (starting the import if it has not started).
 
         Raises:
             Exception: What the import raised.
         """
+        self.start()
         await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
         if self._error is not None:
             raise self._error
@@ -111,7 +144,6 @@ class SdkLoader:
         else:
             seconds = round(time.perf_counter() - started, 3)
             _log.debug("MCP SDK imported", extra={"fields": {"seconds": seconds}})
-            self._on_loaded()
         finally:
             self._done.set()
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import os
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from memcore.embeddings.hub_source import hub_download_files
 from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from memcore.embeddings.model_files import SourceUnavailableError
 from memcore.embeddings.package_source import package_model_files
+from memcore.embeddings.registry import REGISTRY
 from memcore.embeddings.sources import resolve_registry_files
 from memcore.errors import EmbeddingError
 
@@ -286,3 +290,37 @@ def test_a_hub_that_never_answers_fails_within_the_probe_timeout(
         with pytest.raises(SourceUnavailableError, match="is unreachable") as caught:
             hub_download_files(_hub_only_minilm())
     assert endpoint in str(caught.value)
+
+
+def test_the_cache_folder_is_the_one_huggingface_hub_uses() -> None:
+    from huggingface_hub.file_download import repo_folder_name
+
+    from memcore.embeddings.hub_source import _cache_folder
+
+    repos = [spec.hf_repo for spec in REGISTRY.values() if spec.hf_repo is not None]
+    assert repos
+    for repo in repos:
+        assert _cache_folder(repo) == repo_folder_name(repo_id=repo, repo_type="model")
+
+
+def test_the_default_model_from_its_wheels_loads_without_the_hub_client(
+    tmp_path: Path,
+) -> None:
+    # The hub's download machinery costs about 0.2 s to import, a third of a first tool
+    # call's wait; a model never downloaded must not pay for it.
+    script = (
+        "import sys\n"
+        "from memcore.embeddings import EmbeddingService\n"
+        "service = EmbeddingService('minilm')\n"
+        "assert service.wait_ready(60), service.error\n"
+        "assert service.source.startswith('package'), service.source\n"
+        "heavy = ('huggingface_hub.file_download', 'httpx2')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path / "empty"), "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_HUB_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

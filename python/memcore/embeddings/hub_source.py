@@ -8,7 +8,10 @@ module and huggingface_hub itself always agree on the endpoint, cache and offlin
 
 The cache lookup uses ``try_to_load_from_cache``, which only touches the file system: a
 cached model therefore loads with no network traffic at all. ``hf_hub_download`` would send
-a HEAD request (and a telemetry probe) even for cached files.
+a HEAD request (and a telemetry probe) even for cached files. Importing either takes about
+0.2 s (huggingface_hub's download machinery and its HTTP client), so a repository with no
+folder in the cache is passed over before that import: the default model, installed with
+its wheels, loads without it.
 
 Before downloading, one request with a short timeout checks that the endpoint answers at
 all: huggingface_hub retries a refused or timed-out connection five times with growing
@@ -43,9 +46,13 @@ def hub_cache_files(spec: ModelSpec) -> ModelFiles:
     Raises:
         SourceUnavailableError: If any of the model's files is not cached.
     """
-    from huggingface_hub import constants, try_to_load_from_cache
+    from huggingface_hub import constants
 
     repo = _require_repo(spec)
+    if not (Path(constants.HF_HUB_CACHE) / _cache_folder(repo)).is_dir():
+        raise SourceUnavailableError(f"{repo} is not in {constants.HF_HUB_CACHE}")
+    from huggingface_hub import try_to_load_from_cache
+
     paths: dict[str, Path] = {}
     for filename in spec.hf_files:
         found = try_to_load_from_cache(repo, filename, revision=spec.hf_revision)
@@ -53,6 +60,12 @@ def hub_cache_files(spec: ModelSpec) -> ModelFiles:
             raise SourceUnavailableError(f"{repo}/{filename} is not in {constants.HF_HUB_CACHE}")
         paths[filename] = Path(found)
     return _checked_files(spec, paths, origin=f"hf-cache {repo}")
+
+
+def _cache_folder(repo: str) -> str:
+    """A model repository's folder in the hub cache (huggingface_hub's documented layout:
+    ``models--<owner>--<name>``; tests compare it with the library's own)."""
+    return "models--" + repo.replace("/", "--")
 
 
 def hub_download_files(spec: ModelSpec) -> ModelFiles:

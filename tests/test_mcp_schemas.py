@@ -171,7 +171,9 @@ def test_logs_never_carry_content() -> None:
 
 def test_start_up_imports_stay_light() -> None:
     """What the server imports before it answers tools/list: no numpy, no model runtime, no
-    code indexer (the store opens and the model loads in background threads later)."""
+    code indexer (the store opens and the model loads in background threads later), also
+    when the settings name the model (checked against the registry, which is plain data;
+    importing the whole embeddings package for it cost tools/list 80 ms)."""
     heavy = (
         "numpy",
         "onnxruntime",
@@ -179,9 +181,12 @@ def test_start_up_imports_stay_light() -> None:
         "huggingface_hub",
         "tree_sitter",
         "memcore.memory",
+        "memcore.embeddings.service",
     )
     probe = (
         "import sys, memcore, memcore.mcp.main as m; m.load_registry(); "
+        "from memcore.cli.settings import resolve; "
+        "resolve(m.build_parser().parse_args(['--model', 'minilm']), m.SERVER_OPTIONS); "
         f"print([name for name in {heavy!r} if name in sys.modules])"
     )
     found = subprocess.run(

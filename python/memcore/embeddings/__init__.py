@@ -1,22 +1,56 @@
 """Text embeddings for memcore: model registry, sources and a background-loaded service.
 
 Pure Python on onnxruntime, tokenizers and huggingface_hub. Importing this package is cheap:
-onnxruntime and tokenizers are imported by the loader thread, and huggingface_hub only when
-a listing or a load looks at the hub cache.
+its names are imported on first access (PEP 562), so the MCP server can check a model's
+name against the registry (plain data) before it answers ``tools/list`` without importing
+numpy and the sources; onnxruntime and tokenizers are imported by the loader thread, and
+huggingface_hub only when a listing or a load looks at the hub cache.
 """
 
-from memcore.embeddings.cache import CacheInfo
-from memcore.embeddings.catalog import ModelListing, expected_identity, list_models
-from memcore.embeddings.custom import EmbedFunction, custom_model_id
-from memcore.embeddings.registry import (
-    DEFAULT_MODEL,
-    REGISTRY,
-    ModelSpec,
-    PackageFile,
-    Pooling,
-    get_spec,
-)
-from memcore.embeddings.service import EmbeddingService, ServiceInfo, Status
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memcore import _lazy
+
+if TYPE_CHECKING:
+    from memcore.embeddings.cache import CacheInfo
+    from memcore.embeddings.catalog import ModelListing, expected_identity, list_models
+    from memcore.embeddings.custom import EmbedFunction, custom_model_id
+    from memcore.embeddings.registry import (
+        DEFAULT_MODEL,
+        REGISTRY,
+        ModelSpec,
+        PackageFile,
+        Pooling,
+        get_spec,
+    )
+    from memcore.embeddings.service import EmbeddingService, ServiceInfo, Status
+
+#: Where each lazily imported name lives.
+_LAZY = {
+    name: module
+    for module, names in (
+        ("memcore.embeddings.cache", "CacheInfo"),
+        ("memcore.embeddings.catalog", "ModelListing expected_identity list_models"),
+        ("memcore.embeddings.custom", "EmbedFunction custom_model_id"),
+        (
+            "memcore.embeddings.registry",
+            "DEFAULT_MODEL REGISTRY ModelSpec PackageFile Pooling get_spec",
+        ),
+        ("memcore.embeddings.service", "EmbeddingService ServiceInfo Status"),
+    )
+    for name in names.split()
+}
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy.load(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -30,7 +30,7 @@ def imported(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 @pytest.fixture
 def slow_store() -> Iterator[tuple[StoreHost, threading.Event]]:
-    """A host whose store takes until the test sets the event to open (and then fails)."""
+    """A host opening a store that takes until the test sets the event (and then fails)."""
     release = threading.Event()
 
     def open_slowly() -> memcore.Memory:
@@ -38,6 +38,7 @@ def slow_store() -> Iterator[tuple[StoreHost, threading.Event]]:
         raise StorageError("the test's store never opens")
 
     host = StoreHost(open_slowly)
+    host.start()
     yield host, release
     release.set()
     host.close()
@@ -102,7 +103,6 @@ def test_a_line_that_needs_the_sdk_imports_it_without_waiting_for_the_store(
     imported: threading.Event, slow_store: tuple[StoreHost, threading.Event]
 ) -> None:
     host, _ = slow_store
-    host.start()
     loader = stdio.SdkLoader()
     loader.start_after(host, limit=60)
     assert not imported.wait(0.3), "the import did not wait for the store"
@@ -114,7 +114,6 @@ def test_a_store_slow_to_open_holds_the_sdk_back_only_so_long(
     imported: threading.Event, slow_store: tuple[StoreHost, threading.Event]
 ) -> None:
     host, _ = slow_store
-    host.start()
     stdio.SdkLoader().start_after(host, limit=0.2)
     assert imported.wait(30), "the SDK still waits for a store that is not opening"
     assert host.state == "opening"
@@ -124,7 +123,6 @@ def test_a_store_that_fails_to_open_lets_the_sdk_load(
     imported: threading.Event, slow_store: tuple[StoreHost, threading.Event]
 ) -> None:
     host, release = slow_store
-    host.start()
     stdio.SdkLoader().start_after(host, limit=60)
     release.set()
     assert imported.wait(30), "a store that failed to open kept the SDK back"

@@ -117,6 +117,26 @@ def test_reindex_touches_only_changed_files(
     assert embedder.files(project) == {"app/util.py", "app/new.py"}
 
 
+def test_a_text_repeated_across_files_is_embedded_once(
+    emem: memcore.Memory, embedder: CountingEmbedder, tmp_path: Path
+) -> None:
+    # Generated code: each model file has the same helper, which the vector embeds
+    # without the header's file line, so one embedding serves every copy.
+    helper = "def to_plain(value):\n    return {k: v for k, v in value.items()}\n"
+    files = {
+        f"models/model_{i:02d}.py": f"{helper}\n\ndef model_{i:02d}_fields():\n    return {i}\n"
+        for i in range(40)
+    }
+    root = write(tmp_path / "generated", files)
+    report = emem.index_project(root)
+    assert report.embedded and report.files_indexed == 40
+    helper_texts = [t for t in embedder.texts if "to_plain" in t]
+    assert len(helper_texts) == 1, f"the helper was embedded {len(helper_texts)} times"
+    assert len(embedder.texts) == report.total_chunks - 39
+    hits = emem.search_code("to_plain value items", project_id=report.project_id, limit=50)
+    assert {h.file_path for h in hits if h.name == "to_plain"} == set(files)
+
+
 def test_deleted_files_drop_their_chunks(mem: memcore.Memory, project: Path) -> None:
     report = mem.index_project(project)
     assert "app/util.py" in chunk_files(mem, "slugify", report.project_id)

@@ -28,7 +28,9 @@ class TextTokenizer:
     per batch, to the batch's longest row.
 
     A second instance without truncation counts tokens, so that budgets computed from
-    :meth:`count` see a long text's real length rather than the truncated one. Callers may
+    :meth:`count` see a long text's real length rather than the truncated one; it is made at
+    the first count (parsing ``tokenizer.json`` again took 20 ms of every model load, and
+    only ``Memory.count_tokens`` counts). Callers may
     ask for a shorter truncation per call (:meth:`encode`'s ``max_length``); each shorter
     length gets its own copy of the tokenizer, since changing a shared tokenizer's
     truncation would race with concurrent encodes.
@@ -46,12 +48,9 @@ class TextTokenizer:
         self.pad_id = _pad_id(encoder)
         encoder.no_padding()
         encoder.enable_truncation(max_length)
-        counter = Tokenizer.from_file(str(path))
-        counter.no_padding()
-        counter.no_truncation()
         self.max_length = max_length
         self._encoder = encoder
-        self._counter = counter
+        self._counter: Tokenizer | None = None
         self._add_special_tokens = add_special_tokens
         # Below this, the tokenizers library cannot fit the special tokens and silently
         # stops truncating; shorter requests are raised to it.
@@ -90,7 +89,16 @@ class TextTokenizer:
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` without special tokens and without truncation."""
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
+        counter = self._counter
+        if counter is None:
+            with self._shorter_lock:
+                counter = self._counter
+                if counter is None:
+                    counter = Tokenizer.from_str(self._encoder.to_str())
+                    counter.no_padding()
+                    counter.no_truncation()
+                    self._counter = counter
+        return len(counter.encode(text, add_special_tokens=False).ids)
 
     def pad(self, rows: Sequence[Sequence[int]]) -> tuple[IntMatrix, IntMatrix]:
         """Pad token rows to the longest one.

@@ -532,7 +532,7 @@ class _Vectorizer:
             return None
         known: dict[str, npt.NDArray[np.float32]] = {}
         todo: dict[str, str] = {}  # a text repeated in the batch is embedded once
-        keys = []
+        keys: list[str] = []
         for chunk in chunks:
             text = passage_text(chunk.content)
             key = _text_key(text)

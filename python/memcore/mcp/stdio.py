@@ -54,7 +54,7 @@ _SDK_DEFER_SECONDS = 3.0
 
 async def serve(dispatcher: Dispatcher, host: StoreHost, caller: Caller) -> None:
     """Serve MCP on stdin and stdout until the input ends or SIGTERM/SIGINT arrives; the
-    store opens once the SDK has loaded and is closed on the way out."""
+    store opens at once, before the SDK is imported, and is closed on the way out."""
     early = EarlyAnswers(dispatcher.tools)
     with wire.claimed() as (reader, writer):
         sdk = SdkLoader()

@@ -52,7 +52,6 @@ def load(path: Path = DATA) -> tuple[list[str], list[tuple[str, set[str]]]]:
 
 def evaluate(log: Callable[[str], None] = print) -> dict[str, Any]:
     """Scores per retriever over every question."""
-
     facts, queries = load()
     vectors_ok = embedding_cache.available() is None
     fact_v = embedding_cache.embed(facts, "passage", label="agent facts") if vectors_ok else None

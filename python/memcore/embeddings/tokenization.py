@@ -56,7 +56,7 @@ class TextTokenizer:
         # stops truncating; shorter requests are raised to it.
         self._min_length = encoder.num_special_tokens_to_add(False) + 1 if add_special_tokens else 1
         self._shorter: dict[int, Tokenizer] = {}
-        self._shorter_lock = threading.Lock()
+        self._copies_lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], max_length: int | None = None) -> list[list[int]]:
         """Token ids of each text, truncated, unpadded.
@@ -78,7 +78,7 @@ class TextTokenizer:
         if max_length is None or max_length >= self.max_length:
             return self._encoder
         length = max(max_length, self._min_length)
-        with self._shorter_lock:
+        with self._copies_lock:
             encoder = self._shorter.get(length)
             if encoder is None:
                 encoder = Tokenizer.from_str(self._encoder.to_str())
@@ -91,7 +91,7 @@ class TextTokenizer:
         """Tokens in ``text`` without special tokens and without truncation."""
         counter = self._counter
         if counter is None:
-            with self._shorter_lock:
+            with self._copies_lock:
                 counter = self._counter
                 if counter is None:
                     counter = Tokenizer.from_str(self._encoder.to_str())

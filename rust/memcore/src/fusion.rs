@@ -236,7 +236,7 @@ fn zscores(
 
 fn fuse_rrf(signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
     let mut fused = vec![0.0f32; signals.len()];
-    for (s, (get, weight)) in SIGNALS.into_iter().zip(weights).enumerate() {
+    for (signal, (get, weight)) in SIGNALS.into_iter().zip(weights).enumerate() {
         if weight == 0.0 {
             continue;
         }
@@ -246,19 +246,18 @@ fn fuse_rrf(signals: &[Signals], weights: [f32; 4]) -> Vec<f32> {
             .filter_map(|(i, s)| get(s).map(|v| (i, v)))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let shares: Vec<f32> = (0..ranked.len())
-            .map(|rank| weight / (RRF_K + rank as f32 + 1.0))
-            .collect();
-        if s == THREAD && !shares.is_empty() {
-            let neutral = shares.iter().sum::<f32>() / shares.len() as f32;
-            for (i, s) in signals.iter().enumerate() {
-                if get(s).is_none() {
+        let share = |rank: usize| weight / (RRF_K + rank as f32 + 1.0);
+        if signal == THREAD && !ranked.is_empty() {
+            // A candidate the prior does not score gets the mean share.
+            let neutral = (0..ranked.len()).map(share).sum::<f32>() / ranked.len() as f32;
+            for (i, candidate) in signals.iter().enumerate() {
+                if get(candidate).is_none() {
                     fused[i] += neutral;
                 }
             }
         }
-        for ((i, _), share) in ranked.into_iter().zip(shares) {
-            fused[i] += share;
+        for (rank, (i, _)) in ranked.into_iter().enumerate() {
+            fused[i] += share(rank);
         }
     }
     fused

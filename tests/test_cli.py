@@ -78,6 +78,18 @@ def test_store_search_recall_and_status(store: Path, capsys: pytest.CaptureFixtu
     assert status["store"]["path"] == str(store)
 
 
+def test_recall_spreads_across_threads(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for text, thread in (("plum plum plum jam", "a"), ("plum plum tart", "a"), ("a plum", "b")):
+        run_json(capsys, "store", text, "--thread-id", thread, *TEXT_ONLY)
+
+    def threads(*extra: str) -> list[str]:
+        found = run_json(capsys, "recall", "plum", *extra, *TEXT_ONLY)["results"]
+        return [r["thread_id"] for r in found]
+
+    assert threads() == ["a", "a", "b"]
+    assert threads("--max-per-thread", "1") == ["a", "b", "a"]
+
+
 def test_semantic_search_with_the_real_model(
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -166,6 +166,22 @@ def test_facts_and_temporal_tools(server: SyncClient) -> None:
     assert server.error("get_memory", {"memory_id": memory_id})["code"] == "MEMORY_NOT_FOUND"
 
 
+def test_recall_spreads_across_threads_when_asked(server: SyncClient) -> None:
+    for text, thread in (
+        ("kiwi kiwi: kiwi harvest notes", "orchard"),
+        ("kiwi kiwi: kiwi prices", "orchard"),
+        ("A kiwi smoothie recipe with oats and a banana", "kitchen"),
+    ):
+        server.ok("store_memory", {"content": text, "thread_id": thread})
+
+    def threads(**extra: int) -> list[str]:
+        found = server.ok("recall", {"query": "kiwi", **extra})["results"]
+        return [r["thread_id"] for r in found]
+
+    assert threads() == ["orchard", "orchard", "kitchen"]
+    assert threads(max_per_thread=1) == ["orchard", "kitchen", "orchard"]
+
+
 def test_status_reports_store_counts_and_embeddings(server: SyncClient) -> None:
     status = server.ok("get_status")
     assert status["version"] == memcore.__version__
@@ -190,6 +206,7 @@ def test_status_reports_store_counts_and_embeddings(server: SyncClient) -> None:
         ("search_memories", {"query": "x", "limit": 21}, "limit", "from 1 to 20"),
         ("search_memories", {"query": "x", "limit": "5"}, "limit", "must be an integer"),
         ("recall", {"query": "x", "limit": 51}, "limit", "from 1 to 50"),
+        ("recall", {"query": "x", "max_per_thread": 0}, "max_per_thread", "from 1 to 50"),
         ("list_recent_memories", {"limit": 0}, "limit", "from 1 to 50"),
         ("get_valid_at", {"timestamp": "last tuesday"}, "timestamp", "not a valid time"),
         ("reset_all_memory", {"confirm": False}, "confirm", "must be true"),

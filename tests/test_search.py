@@ -178,6 +178,32 @@ def test_recall_ranks_an_episode_by_its_thread_as_well(mem: memcore.Memory) -> N
             mem.recall("x", thread_prior=bad)
 
 
+def test_recall_spreads_across_threads_when_asked(mem: memcore.Memory) -> None:
+    # The planning thread holds the three best matches for "budget".
+    mem.store_memories(
+        [
+            "budget budget: the budget review",
+            "budget budget: cut the budget",
+            "budget budget: a budget for hiring",
+            "The trip has a small budget and two cities",
+        ],
+        thread_ids=["planning", "planning", "planning", "travel"],
+    )
+    mem.store_memory("Ask about the budget of the garden project sometime soon")
+
+    def threads(**options: int) -> list[str | None]:
+        return [h.memory.thread_id for h in mem.recall("budget", semantic=False, **options)]
+
+    assert threads()[:3] == ["planning"] * 3
+    spread = threads(max_per_thread=1)
+    assert spread[0] == "planning" and set(spread[1:3]) == {"travel", None}
+    assert spread[3:] == ["planning"] * 2  # held back, not dropped
+    assert threads(max_per_thread=10**30) == threads()  # any cap past the list is no cap
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(memcore.InvalidParameterError, match="max_per_thread"):
+            mem.recall("budget", max_per_thread=bad)  # type: ignore[arg-type]
+
+
 def test_recall_ranks_a_fact_by_itself_whatever_its_thread(mem: memcore.Memory) -> None:
     # Standing facts (the default type) say all they mean themselves.
     trip_lead = _two_threads(mem, "semantic")

@@ -1372,6 +1372,7 @@ class Engine:
         weights: tuple[float, float, float] | None = None,
         mode: str = "zscore",
         thread_prior: float | None = None,
+        max_per_thread: int | None = None,
     ) -> list[SearchHit]: ...
     def similar_memories(
         self,

@@ -126,6 +126,7 @@ class SearchAPI(FacadeBase):
         weights: tuple[float, float, float] | str = "default",
         mode: FusionModeName = "zscore",
         thread_prior: float | None = None,
+        max_per_thread: int | None = None,
         namespace: str | None = None,
         semantic: bool = True,
     ) -> list[SearchHit]:
@@ -151,10 +152,16 @@ class SearchAPI(FacadeBase):
                 higher. A memory is still only found by its own text, vector and
                 entities; facts (semantic, procedural) and memories without a
                 ``thread_id`` are neither lifted nor lowered (docs/retrieval.md).
+            max_per_thread: Spread the list across threads: at most this many hits of
+                one thread come before another thread's next best (None: by score
+                alone). Nothing is dropped: once every other thread is used up, the
+                held-back hits follow in their order. Memories without a ``thread_id``
+                are never held back.
             semantic: False ranks by keywords and the graph without embedding the
                 query (what the MCP server does while the model is unavailable).
         """
         text = _query_text(query)
+        cap = _cap(max_per_thread)
         q: Any = None
         if vector is not None:
             q = as_vector(vector)
@@ -171,6 +178,7 @@ class SearchAPI(FacadeBase):
             weights=_weights(weights),
             mode=mode,
             thread_prior=thread_prior,
+            max_per_thread=cap,
         )
 
     def search_memories(
@@ -205,6 +213,26 @@ def _weights(weights: object) -> tuple[float, float, float]:
             raise invalid("weights", f"Unknown weights preset {weights!r}; use {names} or a tuple.")
         return preset
     return weights  # type: ignore[return-value]  # the core checks the tuple
+
+
+_RESULTS_CEILING = 50
+"""No search returns more (the core's limit): a larger cap never changes a list."""
+
+
+def _cap(max_per_thread: object) -> int | None:
+    """``max_per_thread`` checked, and bounded so it fits the core's integer."""
+    if max_per_thread is None:
+        return None
+    if (
+        isinstance(max_per_thread, bool)
+        or not isinstance(max_per_thread, int)
+        or max_per_thread < 1
+    ):
+        raise invalid(
+            "max_per_thread",
+            f"max_per_thread must be a positive integer or None, got {max_per_thread!r}.",
+        )
+    return min(max_per_thread, _RESULTS_CEILING)
 
 
 def _query_text(query: object) -> str:

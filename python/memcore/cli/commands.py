@@ -265,6 +265,13 @@ def _search_commands(commands: Any) -> None:
             search.add_argument(
                 "--text", action="store_true", help="keyword search (BM25) instead of vectors"
             )
+        if name == "recall":
+            search.add_argument(
+                "--max-per-thread",
+                type=int,
+                metavar="N",
+                help="spread the results: at most N from one thread before other threads' next",
+            )
 
 
 def _export_command(commands: Any) -> None:
@@ -403,8 +410,8 @@ def _search(args: argparse.Namespace) -> int:
     tool = "search_text" if getattr(args, "text", False) else args.command
     arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
     arguments["include_invalid"] = args.include_invalid
-    for name in ("thread_id", "as_of"):
-        if getattr(args, name) is not None:
+    for name in ("thread_id", "as_of", "max_per_thread"):
+        if getattr(args, name, None) is not None:
             arguments[name] = getattr(args, name)
     with _opened(_settings(args), read=True, model=tool != "search_text") as call:
         _print_json(_run_tool(tool, arguments, call))

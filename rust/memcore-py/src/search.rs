@@ -168,10 +168,11 @@ impl PyEngine {
     }
 
     /// Hybrid recall: vector + BM25 (+ PPR once the graph exists), z-score
-    /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`.
+    /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`;
+    /// `max_per_thread` spreads the list across threads.
     #[pyo3(signature = (namespace, text, vector = None, *, limit = 10, thread_id = None,
         as_of = None, valid_only = true, kinds = None, weights = None,
-        mode = "zscore", thread_prior = None))]
+        mode = "zscore", thread_prior = None, max_per_thread = None))]
     #[allow(clippy::too_many_arguments)]
     fn recall<'py>(
         &self,
@@ -187,6 +188,7 @@ impl PyEngine {
         weights: Option<(f32, f32, f32)>,
         mode: &str,
         thread_prior: Option<f32>,
+        max_per_thread: Option<usize>,
     ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
@@ -203,6 +205,7 @@ impl PyEngine {
             weights: checked_weights(weights)?,
             mode: parse_mode(mode)?,
             thread_prior: checked_thread_prior(thread_prior)?,
+            max_per_thread,
         };
         let q = owned_vector(vector);
         let found = run(py, &engine, || -> memcore::Result<_> {

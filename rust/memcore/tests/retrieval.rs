@@ -448,3 +448,95 @@ fn a_fact_ranks_by_itself_whatever_its_thread() {
         "{reopened:?}"
     );
 }
+
+/// "budget" said most often in the planning thread, once in the travel
+/// thread and once in a memory of no thread; the planning thread's three
+/// hold the three best matches.
+fn budget_threads(engine: &Engine) {
+    let memory = |text: &str, thread: Option<&str>, seed: u64| NewMemory {
+        embedding: Some(vector(seed)),
+        thread_id: thread.map(str::to_owned),
+        ..NewMemory::text(text)
+    };
+    store_all(
+        engine,
+        vec![
+            memory("budget budget: the budget review", Some("planning"), 20),
+            memory("budget budget: cut the budget", Some("planning"), 21),
+            memory("budget budget: a budget for hiring", Some("planning"), 22),
+            memory(
+                "The trip has a small budget and two cities",
+                Some("travel"),
+                23,
+            ),
+            memory(
+                "Ask about the budget of the garden project sometime soon",
+                None,
+                24,
+            ),
+        ],
+    );
+}
+
+/// The thread of each memory `recall` returns for "budget", best first.
+fn budget_threads_ranked(engine: &Engine, max_per_thread: Option<usize>) -> Vec<Option<String>> {
+    let options = RecallOptions {
+        max_per_thread,
+        ..RecallOptions::default()
+    };
+    let hits = engine
+        .recall(
+            &SearchQuery::memories("default", 10),
+            "budget",
+            None,
+            &options,
+        )
+        .unwrap();
+    engine
+        .memories_for(&hits)
+        .unwrap()
+        .into_iter()
+        .map(|(m, _)| m.thread_id)
+        .collect()
+}
+
+#[test]
+fn max_per_thread_lets_other_threads_in_before_a_thread_s_next_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    budget_threads(&engine);
+    let planning = Some("planning".to_owned());
+    let by_score = budget_threads_ranked(&engine, None);
+    assert_eq!(
+        by_score[..3],
+        [planning.clone(), planning.clone(), planning.clone()]
+    );
+    let spread = budget_threads_ranked(&engine, Some(1));
+    assert_eq!(spread.len(), 5, "nothing is dropped: {spread:?}");
+    assert_eq!(spread[0], planning);
+    let first_three: std::collections::HashSet<_> = spread[..3].iter().collect();
+    assert_eq!(first_three.len(), 3, "one per thread first: {spread:?}");
+    assert_eq!(spread[3..], [planning.clone(), planning]);
+    // A cap as large as the list changes nothing.
+    assert_eq!(budget_threads_ranked(&engine, Some(3)), by_score);
+}
+
+#[test]
+fn a_cap_of_zero_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    budget_threads(&engine);
+    let options = RecallOptions {
+        max_per_thread: Some(0),
+        ..RecallOptions::default()
+    };
+    let err = engine
+        .recall(
+            &SearchQuery::memories("default", 5),
+            "budget",
+            None,
+            &options,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_PARAMETER");
+}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._shared import (
+    MAX_SEARCH_RESULTS,
     as_of,
     hit_out,
     include_invalid,
@@ -50,13 +51,13 @@ def recall(call: ToolCall) -> dict[str, Any]:
         include_invalid=args["include_invalid"],
         namespace=call.namespace,
         semantic=reason is None,
-        **{name: args[name] for name in ("thread_id", "as_of") if name in args},
+        **{name: args[name] for name in ("thread_id", "as_of", "max_per_thread") if name in args},
     )
     results = [{"kind": "memory", **hit_out(hit)} for hit in hits]
     return with_degraded({"results": results}, reason)
 
 
-def _arguments(query_help: str) -> schema.Schema:
+def _arguments(query_help: str, **extra: schema.Schema) -> schema.Schema:
     return schema.arguments(
         {
             "query": schema.string(query_help, min_length=1),
@@ -64,9 +65,19 @@ def _arguments(query_help: str) -> schema.Schema:
             "thread_id": thread_id(),
             "as_of": as_of(),
             "include_invalid": include_invalid(),
+            **extra,
         },
         required=["query"],
     )
+
+
+_MAX_PER_THREAD = schema.integer(
+    "Spread the results across threads: at most this many from one thread before another "
+    "thread's next best (left out: by relevance alone). Nothing is dropped; held-back "
+    "results follow once the other threads run out.",
+    minimum=1,
+    maximum=MAX_SEARCH_RESULTS,
+)
 
 
 _RESULTS = (
@@ -123,7 +134,10 @@ def register(registry: ToolRegistry) -> None:
                 "it ranks by keywords and the graph alone and the result says so in "
                 f"`degraded`. {_RESULTS}"
             ),
-            input_schema=_arguments("The topic, question or situation to recall memories for."),
+            input_schema=_arguments(
+                "The topic, question or situation to recall memories for.",
+                max_per_thread=_MAX_PER_THREAD,
+            ),
             handler=recall,
             read_only=True,
         )

@@ -48,6 +48,7 @@ pub fn code_recall(query: &str) -> RecallOptions {
         mode: FusionMode::ZScore,
         // Code chunks have no thread prior (it reads memories' threads).
         thread_prior: 0.0,
+        max_per_thread: None,
     }
 }
 

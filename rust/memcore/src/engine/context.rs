@@ -220,6 +220,7 @@ impl Engine {
                     // Turns: a turn's key already holds its neighbours
                     // (the prior only ever reads memories' threads).
                     thread_prior: 0.0,
+                    max_per_thread: None,
                 },
             )?;
             let n = hits.len() as f64;

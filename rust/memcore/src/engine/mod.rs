@@ -32,6 +32,7 @@ mod restore;
 mod search;
 mod store_similar;
 mod thread_prior;
+mod thread_spread;
 mod upkeep;
 
 use std::path::Path;

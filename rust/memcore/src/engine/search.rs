@@ -5,6 +5,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Engine;
 use super::query::{Pool, SearchQuery};
+use super::thread_spread::spread_threads;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
@@ -59,6 +60,10 @@ pub struct RecallOptions {
     /// thread that matches the query as a whole rank higher. 0 turns it off;
     /// it only ever applies to episodes that carry a `thread_id`.
     pub thread_prior: f32,
+    /// At most this many hits of one thread ahead of another thread's next
+    /// (`engine::thread_spread`); `None` ranks by score alone. Must be at
+    /// least 1.
+    pub max_per_thread: Option<usize>,
 }
 
 impl Default for RecallOptions {
@@ -67,6 +72,7 @@ impl Default for RecallOptions {
             weights: Weights::default(),
             mode: FusionMode::default(),
             thread_prior: THREAD_PRIOR,
+            max_per_thread: None,
         }
     }
 }
@@ -205,6 +211,12 @@ impl Engine {
         first: &[u64],
     ) -> Result<Vec<Hit>> {
         Self::check_query(query)?;
+        if options.max_per_thread == Some(0) {
+            return Err(Error::invalid(
+                "max_per_thread",
+                "max_per_thread must be at least 1 (or left out to rank by score alone).",
+            ));
+        }
         let q = match vector {
             Some(v) => self.query_vector(v)?,
             None => None,
@@ -261,6 +273,12 @@ impl Engine {
             // A stable sort: fused order within each of the two tiers.
             let first: HashSet<u64> = first.iter().copied().collect();
             out.sort_by_key(|h| !first.contains(&h.key));
+        }
+        if let Some(cap) = options.max_per_thread {
+            let catalog = self.indexes.catalog.read();
+            spread_threads(&mut out, cap, |key| {
+                catalog.get(key).map_or(0, |m| m.thread)
+            });
         }
         out.truncate(query.limit);
         Ok(out)

@@ -23,6 +23,7 @@ from memcore.embeddings import EmbeddingService, ModelSpec, PackageFile, get_spe
 from memcore.embeddings.hub_source import hub_download_files
 from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from memcore.embeddings.model_files import SourceUnavailableError
+from memcore.embeddings import package_source
 from memcore.embeddings.package_source import package_model_files
 from memcore.embeddings.registry import REGISTRY
 from memcore.embeddings.sources import resolve_registry_files
@@ -237,6 +238,43 @@ def test_wheel_files_are_verified_by_sha256(
     service = _load(tampered_spec)
     assert service.status == "error"
     assert service.error is not None and "failed sha256 verification" in service.error
+
+
+def test_a_verified_wheel_file_is_not_read_again_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = require_model(MINILM_DIR)
+    install_fake_distribution(
+        monkeypatch,
+        tmp_path / "site",
+        name="fake-model",
+        files={"fake_model/model.onnx": folder / "model.onnx"},
+    )
+    install_fake_distribution(
+        monkeypatch,
+        tmp_path / "site",
+        name="fake-tokenizer",
+        files={"fake_tokenizer/tokenizer.json": folder / "tokenizer.json"},
+    )
+    spec = _wheel_spec("fake-model", "fake-tokenizer")
+    first = package_model_files(spec)
+
+    def not_again(path: Path) -> str:
+        raise AssertionError(f"{path} was hashed again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(package_source, "sha256_of", not_again)
+        assert package_model_files(spec) == first
+    # Edited in place, the same size: its new mtime sends it through the hash again.
+    with first.model.open("r+b") as handle:
+        handle.seek(first.model.stat().st_size // 2)
+        byte = handle.read(1)
+        handle.seek(-1, 1)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    stat = first.model.stat()
+    os.utime(first.model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    with pytest.raises(SourceUnavailableError, match="failed sha256 verification"):
+        package_model_files(spec)
 
 
 def test_missing_wheel_reason_names_the_package(

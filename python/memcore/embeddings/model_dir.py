@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from memcore.embeddings.package_source import sha256_of
+from memcore.embeddings.file_memo import sha256_of
 from memcore.embeddings.registry import REGISTRY, ModelSpec, PackageFile, Pooling
 
 MODEL_FILE = "model.onnx"

@@ -6,27 +6,19 @@ without hub access still gets the default model. The files are located through
 package, and running a third-party ``__init__`` just to find a data file is needless risk.
 Each file is checked against a pinned sha256 before use: a package of the same name and
 version from another index, or an edited install, must not silently change the vectors.
+The digest is remembered while the file's size and mtime stay the same
+(:mod:`memcore.embeddings.file_memo`; such an install writes new files, with new mtimes),
+so a warm start does not read the 23 MB graph again.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 from pathlib import Path
 
+from memcore.embeddings.file_memo import remembered, sha256_of
 from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
 from memcore.embeddings.registry import ModelSpec, PackageFile
-
-_CHUNK = 1 << 20
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks so large graphs do not need to fit in memory."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def installed_path(package_file: PackageFile) -> Path:
@@ -61,7 +53,7 @@ def locate_package_file(package_file: PackageFile) -> Path:
             file's sha256 differs from the pinned one.
     """
     path = installed_path(package_file)
-    actual = sha256_of(path)
+    actual = str(remembered(path, {"digest": (str, sha256_of)})["digest"])
     if actual != package_file.sha256:
         raise SourceUnavailableError(
             f"{path} failed sha256 verification (expected {package_file.sha256[:12]}…, "

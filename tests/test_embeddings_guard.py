@@ -23,7 +23,7 @@ from memcore import (
     NotFoundError,
     _core,
 )
-from memcore.embeddings import EmbeddingService
+from memcore.embeddings import EmbeddingService, model_dir
 from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from test_mcp_support.in_process import run_tool
 
@@ -205,6 +205,19 @@ def test_the_minilm_folder_and_the_registry_name_open_each_others_stores(
         assert mem.embeddings is not None and mem.embeddings.model_id == "minilm"
         assert [m.id for m in mem.list_memories()] == [fact]
     assert recorded_identity(data_dir) == ("minilm", 384)
+
+
+def test_the_minilm_folder_is_known_without_reading_its_graph_again(
+    minilm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert model_dir.spec_from_model_dir(minilm).name == "minilm"
+
+    def not_again(path: Path) -> str:
+        raise AssertionError(f"{path} was hashed again")
+
+    # What a later process finds: the digest comes from the cache folder's memo.
+    monkeypatch.setattr(model_dir, "sha256_of", not_again)
+    assert model_dir.spec_from_model_dir(minilm).name == "minilm"
 
 
 def test_a_changed_copy_of_the_minilm_folder_is_not_minilm(

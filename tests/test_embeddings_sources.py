@@ -19,11 +19,17 @@ from embeddings_support.fake_hub import COMMIT, FakeHub
 from embeddings_support.hub_env import use_hub
 from embeddings_support.models import MINILM_DIR, require_model
 from embeddings_support.wheels import install_fake_distribution
-from memcore.embeddings import EmbeddingService, ModelSpec, PackageFile, get_spec, list_models
+from memcore.embeddings import (
+    EmbeddingService,
+    ModelSpec,
+    PackageFile,
+    get_spec,
+    list_models,
+    package_source,
+)
 from memcore.embeddings.hub_source import hub_download_files
 from memcore.embeddings.int8_graph import SOURCE_SUFFIX as INT8
 from memcore.embeddings.model_files import SourceUnavailableError
-from memcore.embeddings import package_source
 from memcore.embeddings.package_source import package_model_files
 from memcore.embeddings.registry import REGISTRY
 from memcore.embeddings.sources import resolve_registry_files
@@ -173,6 +179,31 @@ def test_offline_wheels_provide_minilm(
         service.close()
 
 
+def _flip_a_byte(path: Path) -> None:
+    """Flip one byte in the middle of a file (of a graph: in its weights), size unchanged."""
+    with path.open("r+b") as handle:
+        handle.seek(path.stat().st_size // 2)
+        byte = handle.read(1)
+        handle.seek(-1, 1)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+
+
+def _fake_minilm_wheels(monkeypatch: pytest.MonkeyPatch, site: Path) -> ModelSpec:
+    """MiniLM's graph and tokenizer installed as "fake-model" and "fake-tokenizer" in
+    ``site``; the spec that loads them from there."""
+    folder = require_model(MINILM_DIR)
+    install_fake_distribution(
+        monkeypatch, site, name="fake-model", files={"fake_model/model.onnx": folder / "model.onnx"}
+    )
+    install_fake_distribution(
+        monkeypatch,
+        site,
+        name="fake-tokenizer",
+        files={"fake_tokenizer/tokenizer.json": folder / "tokenizer.json"},
+    )
+    return _wheel_spec("fake-model", "fake-tokenizer")
+
+
 def _wheel_spec(model: str, tokenizer: str) -> ModelSpec:
     minilm = get_spec("minilm")
     assert minilm.package_model is not None and minilm.package_tokenizer is not None
@@ -196,27 +227,14 @@ def test_wheel_files_are_verified_by_sha256(
     use_hub(monkeypatch, hf_home=tmp_path / "empty", offline=True)
     tampered = tmp_path / "tampered.onnx"
     shutil.copyfile(folder / "model.onnx", tampered)
-    with tampered.open("r+b") as handle:  # flip one byte in the middle of the weights
-        handle.seek(tampered.stat().st_size // 2)
-        byte = handle.read(1)
-        handle.seek(-1, 1)
-        handle.write(bytes([byte[0] ^ 0xFF]))
+    _flip_a_byte(tampered)
     site = tmp_path / "site"
-    install_fake_distribution(
-        monkeypatch, site, name="fake-model", files={"fake_model/model.onnx": folder / "model.onnx"}
-    )
+    intact = _fake_minilm_wheels(monkeypatch, site)
     install_fake_distribution(
         monkeypatch, site, name="fake-model-tampered", files={"fake_model_t/model.onnx": tampered}
     )
-    install_fake_distribution(
-        monkeypatch,
-        site,
-        name="fake-tokenizer",
-        files={"fake_tokenizer/tokenizer.json": folder / "tokenizer.json"},
-    )
 
     # The intact copy is accepted, loads, and gives the reference vectors.
-    intact = _wheel_spec("fake-model", "fake-tokenizer")
     service = _load(intact)
     try:
         assert service.status == "ready", service.error
@@ -243,20 +261,7 @@ def test_wheel_files_are_verified_by_sha256(
 def test_a_verified_wheel_file_is_not_read_again_until_it_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = require_model(MINILM_DIR)
-    install_fake_distribution(
-        monkeypatch,
-        tmp_path / "site",
-        name="fake-model",
-        files={"fake_model/model.onnx": folder / "model.onnx"},
-    )
-    install_fake_distribution(
-        monkeypatch,
-        tmp_path / "site",
-        name="fake-tokenizer",
-        files={"fake_tokenizer/tokenizer.json": folder / "tokenizer.json"},
-    )
-    spec = _wheel_spec("fake-model", "fake-tokenizer")
+    spec = _fake_minilm_wheels(monkeypatch, tmp_path / "site")
     first = package_model_files(spec)
 
     def not_again(path: Path) -> str:
@@ -266,11 +271,7 @@ def test_a_verified_wheel_file_is_not_read_again_until_it_changes(
         patched.setattr(package_source, "sha256_of", not_again)
         assert package_model_files(spec) == first
     # Edited in place, the same size: its new mtime sends it through the hash again.
-    with first.model.open("r+b") as handle:
-        handle.seek(first.model.stat().st_size // 2)
-        byte = handle.read(1)
-        handle.seek(-1, 1)
-        handle.write(bytes([byte[0] ^ 0xFF]))
+    _flip_a_byte(first.model)
     stat = first.model.stat()
     os.utime(first.model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     with pytest.raises(SourceUnavailableError, match="failed sha256 verification"):

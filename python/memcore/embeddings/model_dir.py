@@ -9,13 +9,12 @@ pooling defaults to mean, which is right for sentence-transformers exports.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 from pathlib import Path
 from typing import Any, cast
 
-from memcore.embeddings.file_memo import sha256_of
+from memcore.embeddings.file_memo import remembered, sha256_of
 from memcore.embeddings.registry import REGISTRY, ModelSpec, PackageFile, Pooling
 
 MODEL_FILE = "model.onnx"
@@ -146,8 +145,8 @@ def registry_alias(root: Path, spec: ModelSpec) -> str | None:
     how close its vectors are.
 
     Sizes are compared before hashing, so an unrelated folder costs two ``stat`` calls;
-    a match is hashed once per process while the file is unchanged (about 30 ms for
-    MiniLM).
+    a match is hashed once while the file is unchanged (about 30 ms for MiniLM; the
+    digest is remembered across processes by :mod:`memcore.embeddings.file_memo`).
 
     Args:
         root: The model folder.
@@ -178,18 +177,11 @@ def _how_it_runs(spec: ModelSpec) -> tuple[Any, ...]:
 
 def _holds(path: Path, pinned: PackageFile) -> bool:
     try:
-        stat = path.stat()
-        if pinned.size is not None and stat.st_size != pinned.size:
+        if pinned.size is not None and path.stat().st_size != pinned.size:
             return False
-        return _digest(str(path.absolute()), stat.st_size, stat.st_mtime_ns) == pinned.sha256
+        return remembered(path, {"digest": (str, sha256_of)})["digest"] == pinned.sha256
     except OSError:
         return False
-
-
-# Size and mtime are part of the key so that a file changed in place is hashed again.
-@functools.lru_cache(maxsize=16)
-def _digest(path: str, size: int, mtime_ns: int) -> str:
-    return sha256_of(Path(path))
 
 
 def _section(config: dict[str, Any], key: str) -> dict[str, Any]:

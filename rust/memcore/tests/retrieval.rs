@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use memcore::{
-    Engine, EngineOptions, Kind, KindSet, MemoryPatch, MemoryType, NewMemory, RecallOptions,
+    Engine, EngineOptions, Hit, Kind, KindSet, MemoryPatch, MemoryType, NewMemory, RecallOptions,
     SearchQuery, ValidAt,
 };
 
@@ -37,12 +37,12 @@ fn store(engine: &Engine, text: &str, seed: u64) -> String {
         .id
 }
 
-fn top_id(engine: &Engine, hits: &[memcore::Hit]) -> Option<String> {
+fn top_id(engine: &Engine, hits: &[Hit]) -> Option<String> {
     hit_ids(engine, hits).into_iter().next()
 }
 
 /// The ids of `hits`' memories, in rank order.
-fn hit_ids(engine: &Engine, hits: &[memcore::Hit]) -> Vec<String> {
+fn hit_ids(engine: &Engine, hits: &[Hit]) -> Vec<String> {
     engine
         .memories_for(hits)
         .unwrap()
@@ -478,20 +478,19 @@ fn budget_threads(engine: &Engine) {
     );
 }
 
-/// The thread of each memory `recall` returns for "budget", best first.
-fn budget_threads_ranked(engine: &Engine, max_per_thread: Option<usize>) -> Vec<Option<String>> {
+/// `recall` for "budget" with `max_per_thread`.
+fn recall_budget(engine: &Engine, max_per_thread: Option<usize>) -> memcore::Result<Vec<Hit>> {
     let options = RecallOptions {
         max_per_thread,
         ..RecallOptions::default()
     };
-    let hits = engine
-        .recall(
-            &SearchQuery::memories("default", 10),
-            "budget",
-            None,
-            &options,
-        )
-        .unwrap();
+    let query = SearchQuery::memories("default", 10);
+    engine.recall(&query, "budget", None, &options)
+}
+
+/// The thread of each memory `recall` returns for "budget", best first.
+fn budget_threads_ranked(engine: &Engine, max_per_thread: Option<usize>) -> Vec<Option<String>> {
+    let hits = recall_budget(engine, max_per_thread).unwrap();
     engine
         .memories_for(&hits)
         .unwrap()
@@ -526,17 +525,6 @@ fn a_cap_of_zero_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     budget_threads(&engine);
-    let options = RecallOptions {
-        max_per_thread: Some(0),
-        ..RecallOptions::default()
-    };
-    let err = engine
-        .recall(
-            &SearchQuery::memories("default", 5),
-            "budget",
-            None,
-            &options,
-        )
-        .unwrap_err();
+    let err = recall_budget(&engine, Some(0)).unwrap_err();
     assert_eq!(err.code(), "INVALID_PARAMETER");
 }

@@ -15,6 +15,7 @@ __all__ = [
     "DESIGN_WEIGHTS",
     "ERROR_CODES",
     "MAX_ARGS_BYTES",
+    "MAX_RESULTS",
     "MAX_TEXT_BYTES",
     "SCHEMA_VERSION",
     "SNIPPET_MAX_CHARS",
@@ -86,6 +87,8 @@ MAX_TEXT_BYTES: int
 MAX_ARGS_BYTES: int
 #: A code hit's snippet is cut at a line boundary beyond this many characters.
 SNIPPET_MAX_CHARS: int
+#: Most results one search returns.
+MAX_RESULTS: int
 #: Every public error code; each has its exception class here and in `memcore.errors`.
 ERROR_CODES: tuple[str, ...]
 

@@ -215,12 +215,9 @@ def _weights(weights: object) -> tuple[float, float, float]:
     return weights  # type: ignore[return-value]  # the core checks the tuple
 
 
-_RESULTS_CEILING = 50
-"""No search returns more (the core's limit): a larger cap never changes a list."""
-
-
 def _cap(max_per_thread: object) -> int | None:
-    """``max_per_thread`` checked, and bounded so it fits the core's integer."""
+    """``max_per_thread`` checked, and bounded so it fits the core's integer (a cap past
+    the most results a search returns never changes a list)."""
     if max_per_thread is None:
         return None
     if (
@@ -232,7 +229,7 @@ def _cap(max_per_thread: object) -> int | None:
             "max_per_thread",
             f"max_per_thread must be a positive integer or None, got {max_per_thread!r}.",
         )
-    return min(max_per_thread, _RESULTS_CEILING)
+    return min(max_per_thread, _core.MAX_RESULTS)
 
 
 def _query_text(query: object) -> str:

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memcore._time import now_micros
+from memcore.code import hashing
 from memcore.code.chunker import CodeChunkDraft, chunk_file
 from memcore.code.ignore import IGNORE_FILE_NAMES, IgnoreRules
 from memcore.code.scanner import read_source_file, resolve_root, scan_project, should_index
@@ -493,12 +494,6 @@ class VectorCache:
             self._rows.popitem(last=False)
 
 
-def _text_key(text: str) -> str:
-    """The cache key of an embedded text (lone surrogates, which a decoded file may hold,
-    hashed as they are)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
 class _Vectorizer:
     """Embeddings for one pass; switches to keyword-only (with a note) when they fail."""
 
@@ -535,7 +530,7 @@ class _Vectorizer:
         keys: list[str] = []
         for chunk in chunks:
             text = passage_text(chunk.content)
-            key = _text_key(text)
+            key = hashing.content_hash(text)  # the code index's one hash
             keys.append(key)
             row = self._cache.get(key)
             if row is not None:

@@ -68,13 +68,14 @@ def remembered(
     found: dict[str, object] = (
         dict(entry) if isinstance(entry, dict) and entry.get("stamp") == stamp else {}
     )
-    values = {
-        name: found[name] if isinstance(found.get(name), kind) else measure(path)
-        for name, (kind, measure) in facts.items()
-    }
-    if all(name in found and found[name] == value for name, value in values.items()):
-        return values
-    if keep(values):
+    values: dict[str, object] = {}
+    measured = False
+    for name, (kind, measure) in facts.items():
+        value = found.get(name)
+        if not isinstance(value, kind):
+            value, measured = measure(path), True
+        values[name] = value
+    if measured and keep(values):
         known[key] = {**found, **values, "stamp": stamp}
         _write(folder, known)
     return values

@@ -85,6 +85,7 @@ mod _core {
         m.add("MAX_TEXT_BYTES", memcore::memory::MAX_TEXT_BYTES)?;
         m.add("MAX_ARGS_BYTES", memcore::conversation::MAX_ARGS_BYTES)?;
         m.add("SNIPPET_MAX_CHARS", crate::records::code::SNIPPET_MAX_CHARS)?;
+        m.add("MAX_RESULTS", memcore::MAX_RESULTS)?;
         crate::errors::register_codes(m)
     }
 }

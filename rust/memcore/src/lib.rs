@@ -23,8 +23,8 @@ pub mod text;
 pub mod vector;
 
 pub use engine::{
-    CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, RecallOptions,
-    Scores, SearchQuery, THREAD_PRIOR,
+    CompactReport, EmbeddingIdentity, Engine, EngineOptions, Hit, IndexStatus, MAX_RESULTS,
+    RecallOptions, Scores, SearchQuery, THREAD_PRIOR,
 };
 pub use error::{Error, ErrorCode, Result};
 pub use fusion::{FusionMode, Weights};

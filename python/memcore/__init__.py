@@ -8,7 +8,7 @@ for before it answers ``tools/list``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcore import _lazy
 from memcore._core import __version__
@@ -73,9 +73,9 @@ if TYPE_CHECKING:
     )
 
 #: Where each lazily imported name lives.
-_LAZY = {
-    name: module
-    for module, names in (
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    (
         ("memcore.records.code", "CodeHit IndexProgress IndexReport IndexStatus"),
         ("memcore._facade.conversation_handles", "Conversation Turn"),
         (
@@ -94,17 +94,8 @@ _LAZY = {
             "memcore.records.facts",
             "CompactReport IndexHealth MemoryRecord StoreResult SupersedeResult",
         ),
-    )
-    for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    return _lazy.load(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    ),
+)
 
 
 __all__ = [

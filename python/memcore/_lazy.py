@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -18,3 +18,19 @@ def load(package: str, table: Mapping[str, str], name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     setattr(sys.modules[package], name, value)
     return value
+
+
+def exports(
+    package: str, modules: Iterable[tuple[str, str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for the names of ``modules``: pairs of a
+    module and the space-separated names the package takes from it."""
+    table = {name: module for module, names in modules for name in names.split()}
+
+    def attribute(name: str) -> Any:
+        return load(package, table, name)
+
+    def names() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *table})
+
+    return attribute, names

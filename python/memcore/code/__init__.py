@@ -11,7 +11,7 @@ tree-sitter and pathspec for every CLI command and every server start.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcore import _lazy
 
@@ -31,28 +31,22 @@ if TYPE_CHECKING:
     from memcore.code.specs import CHUNK_TYPES
 
 #: Where each name lives.
-_LAZY = {
-    name: f"memcore.code.{module}"
-    for module, names in (
-        ("chunker", "CodeChunkDraft chunk_file supports_syntax_chunking"),
-        ("grammars", "has_grammar"),
-        ("identifiers", "split_identifiers"),
-        ("ignore", "ALWAYS_SKIPPED DEFAULT_EXCLUDES IGNORE_FILE_NAMES IgnoreRules"),
-        ("languages", "detect_language"),
-        ("scanner", "read_source_file resolve_root scan_project should_index"),
-        ("sourcefile", "SkipReason SourceFile"),
-        ("specs", "CHUNK_TYPES"),
-    )
-    for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    return _lazy.load(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    (
+        (f"memcore.code.{module}", names)
+        for module, names in (
+            ("chunker", "CodeChunkDraft chunk_file supports_syntax_chunking"),
+            ("grammars", "has_grammar"),
+            ("identifiers", "split_identifiers"),
+            ("ignore", "ALWAYS_SKIPPED DEFAULT_EXCLUDES IGNORE_FILE_NAMES IgnoreRules"),
+            ("languages", "detect_language"),
+            ("scanner", "read_source_file resolve_root scan_project should_index"),
+            ("sourcefile", "SkipReason SourceFile"),
+            ("specs", "CHUNK_TYPES"),
+        )
+    ),
+)
 
 
 __all__ = [

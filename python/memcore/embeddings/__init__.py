@@ -9,7 +9,7 @@ huggingface_hub only when a listing or a load looks at the hub cache.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcore import _lazy
 
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from memcore.embeddings.service import EmbeddingService, ServiceInfo, Status
 
 #: Where each lazily imported name lives.
-_LAZY = {
-    name: module
-    for module, names in (
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    (
         ("memcore.embeddings.cache", "CacheInfo"),
         ("memcore.embeddings.catalog", "ModelListing expected_identity list_models"),
         ("memcore.embeddings.custom", "EmbedFunction custom_model_id"),
@@ -39,17 +39,8 @@ _LAZY = {
             "DEFAULT_MODEL REGISTRY ModelSpec PackageFile Pooling get_spec",
         ),
         ("memcore.embeddings.service", "EmbeddingService ServiceInfo Status"),
-    )
-    for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    return _lazy.load(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    ),
+)
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """What recall ranks by: a turn found through its context and its day while the hit is
-the turn itself, facts keyed by their own text only, and the fusion weights (the measured
-default, the first design's preset, RRF honouring them). The numbers behind each choice
+the turn itself, facts keyed by their own text only, a memory or turn that only asks
+ranked below one that tells, and the fusion weights (the measured default, the first
+design's preset, RRF honouring them). The numbers behind each choice
 are in benches/results/quality.md."""
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ def _turn_ids(result: memcore.ContextResult) -> list[str]:
 
 def test_a_turn_is_found_through_the_turns_before_it(mem: memcore.Memory) -> None:
     # The answer names nothing; its subject is two turns earlier.
-    mem.record_turn("s1", "Did you adopt the greyhound from the shelter?", turn_id="q")
+    mem.record_turn("s1", "We met the greyhound at the shelter.", turn_id="q")
     mem.record_turn("s1", "I am thinking about it.", turn_id="mid")
-    mem.record_turn("s1", "Yes, last Saturday!", turn_id="answer")
+    mem.record_turn("s1", "We adopt her on Saturday!", turn_id="answer")
     mem.record_turn("s1", "Nice weather today.", turn_id="later1")
     mem.record_turn("s1", "Indeed, very sunny.", turn_id="later2")
     mem.record_turn("s1", "Off to the gym now.", turn_id="later3")
@@ -32,7 +33,7 @@ def test_a_turn_is_found_through_the_turns_before_it(mem: memcore.Memory) -> Non
     assert found[0] == "q"  # its own words rank first
     assert set(found) == {"q", "mid", "answer"}  # the window is two turns, not more
     by_id = {i.turn.turn_id: i.turn for i in mem.retrieve_context("greyhound").items}
-    assert by_id["answer"].user_text == "Yes, last Saturday!"  # the hit is the turn itself
+    assert by_id["answer"].user_text == "We adopt her on Saturday!"  # the hit is the turn itself
 
 
 def test_a_turn_outranks_the_turns_after_it_on_its_own_words(mem: memcore.Memory) -> None:
@@ -95,6 +96,53 @@ def test_the_context_survives_a_rebuild_of_the_indexes(backend: Backend, data_di
     shutil.rmtree(path / "index")
     with backend.open(path, model=None) as mem:
         assert set(_turn_ids(mem.retrieve_context("greyhound"))) == {"q", "answer"}
+
+
+def _camping(mem: memcore.Memory) -> tuple[str, str]:
+    """A question and the memory that answers it; the question holds more of the query's
+    words."""
+    asked = mem.store_memory("When did you go camping with the kids?").id
+    told = mem.store_memory("We went camping at the lake with the kids in June.").id
+    for i in range(10):
+        mem.store_memory(f"filler memory {i} about the garden")
+    return asked, told
+
+
+QUESTION = "when did Melanie go camping with the kids"
+
+
+def test_a_memory_that_only_asks_ranks_below_the_one_that_tells(mem: memcore.Memory) -> None:
+    asked, told = _camping(mem)
+    assert mem.search_text(QUESTION)[0].memory.id == asked  # BM25 alone: the question
+    ranked = [h.memory.id for h in mem.recall(QUESTION)]
+    assert ranked.index(told) < ranked.index(asked)
+    # Rank fusion has no z-scores to lower, so BM25's order stands there.
+    by_rank = [h.memory.id for h in mem.recall(QUESTION, mode="rrf")]
+    assert by_rank.index(asked) < by_rank.index(told)
+
+
+def test_what_a_memory_asks_is_known_after_reopening(backend: Backend, data_dir: object) -> None:
+    with backend.open(data_dir, model=None) as mem:
+        asked, told = _camping(mem)
+    with backend.open(data_dir, model=None) as mem:
+        ranked = [h.memory.id for h in mem.recall(QUESTION)]
+        assert ranked.index(told) < ranked.index(asked)
+
+
+def test_a_question_turn_ranks_below_its_answer_unless_it_holds_the_reply(
+    mem: memcore.Memory,
+) -> None:
+    mem.record_turn("s1", "When did you go camping with the kids?", turn_id="q")
+    mem.record_turn("s1", "We went camping at the lake with the kids in June.", turn_id="a")
+    found = _turn_ids(mem.retrieve_context(QUESTION, limit=5))
+    assert found[0] == "a"
+    mem.record_turn(
+        "s2",
+        "When did you go camping with the kids?",
+        agent_text="You went in June, to the lake.",
+        turn_id="answered",
+    )
+    assert _turn_ids(mem.retrieve_context(QUESTION, limit=5))[0] == "answered"
 
 
 def test_facts_are_keyed_by_their_own_text(mem: memcore.Memory) -> None:

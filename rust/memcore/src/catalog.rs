@@ -66,6 +66,9 @@ pub struct DocMeta {
     pub valid_end: Timestamp,
     /// Replaced by a newer version; hidden from "now" reads regardless of dates.
     pub superseded: bool,
+    /// Percent of the text's sentences that are questions
+    /// ([`crate::asking`]): memories and turns, 0 for every other kind.
+    pub asks: u8,
 }
 
 /// The descriptive (string) form of a document's metadata, as the write path has it.
@@ -79,6 +82,8 @@ pub struct DocLabels<'a> {
     pub valid_from: Timestamp,
     pub valid_end: Option<Timestamp>,
     pub superseded: bool,
+    /// See [`DocMeta::asks`].
+    pub asks: u8,
 }
 
 /// Which documents a search admits. Built per query from the request.
@@ -188,6 +193,7 @@ impl Catalog {
             valid_from: labels.valid_from,
             valid_end: labels.valid_end.unwrap_or(Timestamp::MAX),
             superseded: labels.superseded,
+            asks: labels.asks,
         };
         self.remove(key);
         self.by_kind
@@ -350,6 +356,7 @@ mod tests {
             valid_from: 10,
             valid_end: None,
             superseded: false,
+            asks: 0,
         }
     }
 

@@ -1,6 +1,7 @@
 //! memcore's pure Rust core: the durable store, the derived indexes, the graph
 //! and fusion. No Python here; `memcore-py` binds it.
 
+pub mod asking;
 pub mod catalog;
 pub mod code;
 pub mod conversation;

@@ -337,3 +337,47 @@ fn turns_stay_searchable_after_reopen() {
         .unwrap();
     assert_eq!(by_file.items.len(), 1);
 }
+
+fn asked(conversation: &str, key: &str, user: &str, agent: Option<&str>) -> NewTurn {
+    NewTurn {
+        agent_text: agent.map(str::to_owned),
+        ..turn(conversation, key, user, vec![])
+    }
+}
+
+fn context_order(engine: &Engine, query: &str) -> Vec<String> {
+    let result = engine
+        .retrieve_context(&request(query, "now", &[]))
+        .unwrap();
+    result.items.into_iter().map(|i| i.turn.turn_key).collect()
+}
+
+#[test]
+fn a_turn_that_only_asks_ranks_below_the_answer_unless_it_holds_a_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let question = "When did you go camping with the kids?";
+    engine
+        .record_turn(&asked("chat", "q", question, None))
+        .unwrap();
+    let answer = "We went camping at the lake with the kids in June.";
+    engine
+        .record_turn(&asked("chat", "a", answer, None))
+        .unwrap();
+    for i in 0..8 {
+        let filler = format!("filler turn {i} about the garden");
+        engine
+            .record_turn(&asked("chat", &format!("f{i}"), &filler, None))
+            .unwrap();
+    }
+    let query = "when did Melanie go camping with the kids";
+    let order = context_order(&engine, query);
+    let at = |key: &str| order.iter().position(|k| k == key);
+    assert_eq!(order[0], "a");
+    assert!(at("q").is_some(), "the question still surfaces: {order:?}");
+    // The same question recorded with the agent's reply is worth showing.
+    engine
+        .record_turn(&asked("help", "r", question, Some("In June, at the lake.")))
+        .unwrap();
+    assert_eq!(context_order(&engine, query)[..2], ["r", "a"]);
+}

@@ -528,3 +528,72 @@ fn a_cap_of_zero_is_refused() {
     let err = recall_budget(&engine, Some(0)).unwrap_err();
     assert_eq!(err.code(), "INVALID_PARAMETER");
 }
+
+/// A question, its answer and some filler, stored as memories; the question
+/// holds more of the query's words than the answer does.
+fn camping(engine: &Engine) -> (String, String) {
+    let asked = store(engine, "When did you go camping with the kids?", 1);
+    let told = store(
+        engine,
+        "We went camping at the lake with the kids in June.",
+        2,
+    );
+    for i in 3..20 {
+        store(
+            engine,
+            &format!("filler memory number {i} about gardening"),
+            i,
+        );
+    }
+    (asked, told)
+}
+
+fn ask_about_camping(engine: &Engine) -> Vec<String> {
+    let q = SearchQuery::memories("default", 5);
+    let text = "when did Melanie go camping with the kids";
+    let hits = engine
+        .recall(&q, text, None, &RecallOptions::default())
+        .unwrap();
+    hit_ids(engine, &hits)
+}
+
+#[test]
+fn a_memory_that_only_asks_ranks_below_the_one_that_tells() {
+    let dir = tempfile::tempdir().unwrap();
+    let (asked, told) = {
+        let engine = open(dir.path());
+        let ids = camping(&engine);
+        // BM25 alone puts the question first: it holds "go" too.
+        let q = SearchQuery::memories("default", 5);
+        let text = "when did Melanie go camping with the kids";
+        let by_words = engine.search_text(&q, text).unwrap();
+        assert_eq!(top_id(&engine, &by_words), Some(ids.0.clone()));
+        assert_eq!(
+            ask_about_camping(&engine)[..2],
+            [ids.1.clone(), ids.0.clone()]
+        );
+        ids
+    };
+    // The catalog rebuilt from SQLite knows it too.
+    let engine = open(dir.path());
+    assert_eq!(ask_about_camping(&engine)[..2], [told, asked]);
+}
+
+#[test]
+fn a_question_rewritten_as_a_statement_no_longer_falls() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let (asked, told) = camping(&engine);
+    engine
+        .update_memory(
+            "default",
+            &asked,
+            MemoryPatch {
+                content: Some("We did go camping with the kids, and loved it.".into()),
+                embedding: Some(vector(1)),
+                ..MemoryPatch::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(ask_about_camping(&engine)[..2], [asked, told]);
+}

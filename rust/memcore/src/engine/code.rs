@@ -44,6 +44,7 @@ pub fn chunk_labels(c: &CodeChunk) -> DocLabels<'_> {
         valid_from: c.indexed_at,
         valid_end: None,
         superseded: false,
+        asks: 0,
     }
 }
 

@@ -8,6 +8,7 @@ use rusqlite::Connection;
 
 use super::Engine;
 use super::indexes::Change;
+use crate::asking::turn_asking_percent;
 use crate::catalog::DocLabels;
 use crate::conversation::{
     DocVersion, DocumentObservation, NewTurn, Procedure, Turn, TurnOutcome, normalize_tool,
@@ -48,6 +49,7 @@ pub fn turn_labels(turn: &Turn, archived_at: Option<Timestamp>) -> DocLabels<'_>
         valid_from: turn.created_at,
         valid_end: archived_at,
         superseded: false,
+        asks: turn_asking_percent(&turn.user_text, turn.agent_text.as_deref()),
     }
 }
 

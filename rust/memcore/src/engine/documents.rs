@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use rusqlite::Connection;
 
+use crate::asking::asking_percent;
 use crate::catalog::{Catalog, DocLabels};
 use crate::error::Result;
 use crate::graph::{Edge, Graph, Node};
@@ -38,6 +39,7 @@ pub fn memory_labels(m: &Memory) -> DocLabels<'_> {
         valid_from: m.valid_from,
         valid_end: effective_end(m.valid_until, m.expires_at),
         superseded: m.superseded_by.is_some(),
+        asks: asking_percent(&m.content),
     }
 }
 
@@ -52,6 +54,7 @@ pub fn entity_labels(e: &Entity) -> DocLabels<'_> {
         valid_from: e.valid_from,
         valid_end: e.valid_until,
         superseded: false,
+        asks: 0,
     }
 }
 
@@ -66,6 +69,7 @@ pub fn observation_labels(o: &Observation) -> DocLabels<'_> {
         valid_from: o.valid_from,
         valid_end: o.valid_until,
         superseded: o.superseded_by.is_some(),
+        asks: 0,
     }
 }
 

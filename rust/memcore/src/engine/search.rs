@@ -268,6 +268,7 @@ impl Engine {
         if options.thread_prior > 0.0 && query.kinds.contains(Kind::Memory) {
             self.add_thread_signal(query, text, &mut pool)?;
         }
+        self.add_asking(&mut pool);
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
         if !first.is_empty() {
             // A stable sort: fused order within each of the two tiers.
@@ -282,6 +283,15 @@ impl Engine {
         }
         out.truncate(query.limit);
         Ok(out)
+    }
+
+    /// Each candidate's share of sentences that ask, from the catalog
+    /// (`crate::asking`): memories and turns that only ask rank lower.
+    fn add_asking(&self, pool: &mut Pool) {
+        let catalog = self.indexes.catalog.read();
+        for (key, (_, s)) in pool.iter_mut() {
+            s.asks = catalog.get(*key).map_or(0.0, |m| f32::from(m.asks) / 100.0);
+        }
     }
 
     /// Put the documents `keys` that `query` admits into the pool.

@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::asking::turn_asking_percent;
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::Result;
 use crate::kind::Kind;
@@ -42,7 +43,8 @@ impl DocumentTable for Turns {
     const KIND: Kind = Kind::UserTurn;
     const TEXT_COLUMNS: &'static str =
         "user_text, namespace, conversation_id, turn_index, created_at";
-    const CATALOG_SCAN: &'static str = "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at
+    const CATALOG_SCAN: &'static str = "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at,
+         t.user_text, t.agent_text
          FROM turns t JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id";
 
     /// A turn is found by [`turn_search_text`].
@@ -67,6 +69,10 @@ impl DocumentTable for Turns {
             scope: Some(r.get(3)?),
             valid_from: r.get(4)?,
             valid_end: r.get(5)?,
+            asks: turn_asking_percent(
+                r.get_ref(6)?.as_str().unwrap_or_default(),
+                r.get_ref(7)?.as_str_or_null().ok().flatten(),
+            ),
             ..CatalogRow::starting(Self::KIND, r)?
         })
     }

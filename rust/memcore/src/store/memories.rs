@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::asking::asking_percent;
 use crate::error::Result;
 use crate::kind::Kind;
 use crate::memory::{Memory, MemoryType, Source};
@@ -66,7 +67,7 @@ impl Table for Memories {
 impl DocumentTable for Memories {
     const KIND: Kind = Kind::Memory;
     const CATALOG_SCAN: &'static str = "SELECT doc_key, namespace, thread_id, valid_from, \
-         valid_until, expires_at, superseded_by IS NOT NULL, id, memory_type FROM memories";
+         valid_until, expires_at, superseded_by IS NOT NULL, id, memory_type, content FROM memories";
 
     /// A memory is tagged with its type (the thread prior reads episodes).
     fn catalog_row(r: &Row<'_>) -> rusqlite::Result<CatalogRow> {
@@ -77,6 +78,7 @@ impl DocumentTable for Memories {
             valid_end: effective_end(r.get(4)?, r.get(5)?),
             superseded: r.get(6)?,
             id: Some(r.get(7)?),
+            asks: r.get_ref(9)?.as_str().map_or(0, asking_percent),
             ..CatalogRow::starting(Self::KIND, r)?
         })
     }

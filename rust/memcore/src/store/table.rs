@@ -75,6 +75,8 @@ pub struct CatalogRow {
     /// `valid_until` and `expires_at`; an archived conversation's turns).
     pub valid_end: Option<Timestamp>,
     pub superseded: bool,
+    /// Percent of the text's sentences that ask ([`crate::asking`]).
+    pub asks: u8,
 }
 
 impl CatalogRow {
@@ -92,6 +94,7 @@ impl CatalogRow {
             valid_from: 0,
             valid_end: None,
             superseded: false,
+            asks: 0,
         })
     }
 
@@ -106,6 +109,7 @@ impl CatalogRow {
             valid_from: self.valid_from,
             valid_end: self.valid_end,
             superseded: self.superseded,
+            asks: self.asks,
         }
     }
 }

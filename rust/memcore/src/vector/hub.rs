@@ -633,6 +633,7 @@ mod tests {
                     valid_from: 0,
                     valid_end: None,
                     superseded: false,
+                    asks: 0,
                 },
             );
             self.index.stage(key, vector.clone());

@@ -18,30 +18,56 @@
 /// section 29).
 pub const ASKING_PENALTY: f32 = 4.0;
 
+/// Question marks: the Latin one, the full-width one of Chinese and
+/// Japanese text, the Arabic one.
+const QUESTION_MARKS: [char; 3] = ['?', '\u{FF1F}', '\u{061F}'];
+/// What else ends a sentence: full stops and exclamation marks, full-width
+/// and ideographic ones included.
+const SENTENCE_ENDS: [char; 5] = ['.', '!', '\u{FF01}', '\u{3002}', '\u{FF0E}'];
+/// What may close a sentence after its mark: quotes and brackets.
+const CLOSERS: [char; 9] = [
+    '"', '\'', ')', ']', '\u{201D}', '\u{2019}', '\u{BB}', '\u{300D}', '*',
+];
+
+fn is_mark(c: char) -> bool {
+    QUESTION_MARKS.contains(&c) || SENTENCE_ENDS.contains(&c)
+}
+
+/// Whether the mark `c` ends its sentence, given the character after it. A
+/// Latin mark must be followed by a space, a closer, another mark or the
+/// end, so "3.50", "e.g.", "v1.2" and a URL's "?q=" do not split a sentence;
+/// a full-width mark needs nothing after it (CJK text puts no space there).
+fn ends_here(c: char, next: Option<char>) -> bool {
+    if c == '\n' || !c.is_ascii() {
+        return true;
+    }
+    next.is_none_or(|n| n.is_whitespace() || is_mark(n) || CLOSERS.contains(&n))
+}
+
 /// The share of `text`'s sentences that end with a question mark, in
-/// percent (0 for a text without any). A sentence ends at `.`, `!`, `?` or a
-/// line break; a run of them ("?!", "...") ends one sentence, and the last
-/// sentence ends with the text, punctuated or not.
+/// percent (0 for a text without any). A sentence ends at `.`, `!`, `?` (or
+/// their full-width forms, `。` and the Arabic `؟`) or a line break; a run of
+/// them ("?!", "...") ends one sentence, and the last sentence ends with the
+/// text, punctuated or not.
 pub fn asking_percent(text: &str) -> u8 {
     let (mut sentences, mut questions) = (0u32, 0u32);
     let (mut in_sentence, mut asks) = (false, false);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '.' | '!' | '?' | '\n' => {
-                asks |= c == '?';
-                let run_goes_on = matches!(chars.peek(), Some('.' | '!' | '?'));
-                if in_sentence && !run_goes_on {
-                    sentences += 1;
-                    questions += u32::from(asks);
-                    in_sentence = false;
-                }
-                if !run_goes_on {
-                    asks = false;
-                }
+        let next = chars.peek().copied();
+        if (c == '\n' || is_mark(c)) && ends_here(c, next) {
+            asks |= QUESTION_MARKS.contains(&c);
+            if next.is_some_and(is_mark) {
+                continue; // the run goes on: "?!", "..."
             }
-            c if c.is_alphanumeric() => in_sentence = true,
-            _ => {}
+            if in_sentence {
+                sentences += 1;
+                questions += u32::from(asks);
+                in_sentence = false;
+            }
+            asks = false;
+        } else if c.is_alphanumeric() {
+            in_sentence = true;
         }
     }
     if in_sentence {
@@ -81,6 +107,25 @@ mod tests {
         assert_eq!(asking_percent(""), 0);
         assert_eq!(asking_percent("?!..."), 0);
         assert_eq!(asking_percent("no punctuation at all"), 0);
+    }
+
+    #[test]
+    fn other_scripts_ask_with_their_own_marks() {
+        assert_eq!(asking_percent("你们什么时候去露营？"), 100);
+        assert_eq!(asking_percent("我们六月去了。你呢？"), 50);
+        assert_eq!(asking_percent("متى ذهبت؟"), 100);
+        assert_eq!(asking_percent("¿Cuándo fuiste de campamento?"), 100);
+    }
+
+    #[test]
+    fn a_mark_inside_a_word_ends_nothing() {
+        assert_eq!(asking_percent("It costs 3.50 now, e.g. at the shop."), 0);
+        assert_eq!(
+            asking_percent("See https://example.com/search?q=tents for tents."),
+            0
+        );
+        assert_eq!(asking_percent("She asked \"why?\" and left."), 50);
+        assert_eq!(asking_percent("Upgrade to v1.2? It fixes the crash."), 50);
     }
 
     #[test]

@@ -121,6 +121,18 @@ def test_a_memory_that_only_asks_ranks_below_the_one_that_tells(mem: memcore.Mem
     assert by_rank.index(asked) < by_rank.index(told)
 
 
+def test_the_question_penalty_is_asked_per_call(mem: memcore.Memory) -> None:
+    asked, _told = _camping(mem)
+    assert pytest.approx(4.0) == memcore._core.DEFAULT_QUESTION_PENALTY
+    assert mem.recall(QUESTION, question_penalty=0)[0].memory.id == asked
+    default = [h.scores.fused for h in mem.recall(QUESTION)]
+    named = [h.scores.fused for h in mem.recall(QUESTION, question_penalty=4.0)]
+    assert default == named
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(memcore.InvalidParameterError, match="question_penalty"):
+            mem.recall(QUESTION, question_penalty=bad)
+
+
 def test_what_a_memory_asks_is_known_after_reopening(backend: Backend, data_dir: object) -> None:
     with backend.open(data_dir, model=None) as mem:
         asked, told = _camping(mem)

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_QUESTION_PENALTY",
     "DEFAULT_THREAD_PRIOR",
     "DEFAULT_WEIGHTS",
     "DESIGN_WEIGHTS",
@@ -81,6 +82,9 @@ DEFAULT_WEIGHTS: tuple[float, float, float]
 DESIGN_WEIGHTS: tuple[float, float, float]
 #: recall's weight for an episodic memory's thread (docs/retrieval.md, step 5).
 DEFAULT_THREAD_PRIOR: float
+#: How far recall lowers a memory or turn made only of questions, in z-score units
+#: (docs/retrieval.md, step 6).
+DEFAULT_QUESTION_PENALTY: float
 #: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
 MAX_TEXT_BYTES: int
 #: Largest accepted procedure-argument JSON, in bytes.
@@ -1376,6 +1380,7 @@ class Engine:
         mode: str = "zscore",
         thread_prior: float | None = None,
         max_per_thread: int | None = None,
+        question_penalty: float | None = None,
     ) -> list[SearchHit]: ...
     def similar_memories(
         self,

@@ -127,6 +127,7 @@ class SearchAPI(FacadeBase):
         mode: FusionModeName = "zscore",
         thread_prior: float | None = None,
         max_per_thread: int | None = None,
+        question_penalty: float | None = None,
         namespace: str | None = None,
         semantic: bool = True,
     ) -> list[SearchHit]:
@@ -157,6 +158,11 @@ class SearchAPI(FacadeBase):
                 alone). Nothing is dropped: once every other thread is used up, the
                 held-back hits follow in their order. Memories without a ``thread_id``
                 are never held back.
+            question_penalty: How far a memory made only of questions falls, in z-score
+                units (``_core.DEFAULT_QUESTION_PENALTY`` when None; 0 turns it off); one
+                whose sentences half ask falls half as far. A question is seldom the
+                memory that answers one ("When did you go camping?" for "when did Melanie
+                go camping?"). "zscore" mode only (docs/retrieval.md).
             semantic: False ranks by keywords and the graph without embedding the
                 query (what the MCP server does while the model is unavailable).
         """
@@ -179,6 +185,7 @@ class SearchAPI(FacadeBase):
             mode=mode,
             thread_prior=thread_prior,
             max_per_thread=cap,
+            question_penalty=question_penalty,
         )
 
     def search_memories(

@@ -6,6 +6,7 @@
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 
+use memcore::asking::ASKING_PENALTY;
 use memcore::{FusionMode, Hit, Kind, KindSet, RecallOptions, SearchQuery, THREAD_PRIOR, Weights};
 
 use crate::arrays::owned_vector;
@@ -29,15 +30,15 @@ pub(crate) fn checked_weights((vector, bm25, ppr): (f32, f32, f32)) -> BindResul
     Ok(Weights { vector, bm25, ppr })
 }
 
-/// The thread prior's weight: the default when not given, else a
-/// non-negative number.
-fn checked_thread_prior(prior: Option<f32>) -> BindResult<f32> {
-    match prior {
-        None => Ok(THREAD_PRIOR),
-        Some(p) if p.is_finite() && p >= 0.0 => Ok(p),
-        Some(p) => Err(BindError::Core(memcore::Error::invalid(
-            "thread_prior",
-            format!("thread_prior must be a non-negative number (0 turns it off), got {p}."),
+/// A ranking knob (the thread prior's weight, the question penalty):
+/// `default` when not given, else a non-negative number.
+fn checked_knob(name: &str, value: Option<f32>, default: f32) -> BindResult<f32> {
+    match value {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Some(v) => Err(BindError::Core(memcore::Error::invalid(
+            name,
+            format!("{name} must be a non-negative number (0 turns it off), got {v}."),
         ))),
     }
 }
@@ -169,10 +170,12 @@ impl PyEngine {
 
     /// Hybrid recall: vector + BM25 (+ PPR once the graph exists), z-score
     /// fused with `weights` = (vector, bm25, ppr), or RRF with `mode="rrf"`;
-    /// `max_per_thread` spreads the list across threads.
+    /// `max_per_thread` spreads the list across threads; `question_penalty`
+    /// lowers memories that only ask.
     #[pyo3(signature = (namespace, text, vector = None, *, limit = 10, thread_id = None,
         as_of = None, valid_only = true, kinds = None, weights = None,
-        mode = "zscore", thread_prior = None, max_per_thread = None))]
+        mode = "zscore", thread_prior = None, max_per_thread = None,
+        question_penalty = None))]
     #[allow(clippy::too_many_arguments)]
     fn recall<'py>(
         &self,
@@ -189,6 +192,7 @@ impl PyEngine {
         mode: &str,
         thread_prior: Option<f32>,
         max_per_thread: Option<usize>,
+        question_penalty: Option<f32>,
     ) -> BindResult<Vec<SearchHit>> {
         let engine = self.engine()?;
         let scope = Scope {
@@ -204,8 +208,9 @@ impl PyEngine {
         let options = RecallOptions {
             weights: checked_weights(weights)?,
             mode: parse_mode(mode)?,
-            thread_prior: checked_thread_prior(thread_prior)?,
+            thread_prior: checked_knob("thread_prior", thread_prior, THREAD_PRIOR)?,
             max_per_thread,
+            question_penalty: checked_knob("question_penalty", question_penalty, ASKING_PENALTY)?,
         };
         let q = owned_vector(vector);
         let found = run(py, &engine, || -> memcore::Result<_> {

@@ -34,7 +34,6 @@
 
 use std::collections::HashMap;
 
-use crate::asking::ASKING_PENALTY;
 use crate::kind::Kind;
 
 /// Standard-deviation floor below which a signal is treated as constant.
@@ -116,9 +115,9 @@ pub struct Signals {
     pub ppr: Option<f32>,
     /// BM25 of the candidate's thread read as one text (`engine::thread_prior`).
     pub thread: Option<f32>,
-    /// Share of the candidate's sentences that are questions, 0 to 1
-    /// ([`crate::asking`]); not a signal but a penalty on the z-score sum.
-    pub asks: f32,
+    /// How far the candidate falls in z-score units for the questions it
+    /// asks ([`crate::asking`]): not a signal but a penalty on the sum.
+    pub asking: f32,
 }
 
 /// Fused score of each candidate, in input order. `thread_prior` weighs the
@@ -173,7 +172,7 @@ fn fuse_zscore(kinds: &[Kind], signals: &[Signals], weights: [f32; 4]) -> Vec<f3
     // A memory or turn that only asks falls (crate::asking); z-score units,
     // so RRF, whose scores are reciprocal ranks, leaves it out.
     for (f, s) in fused.iter_mut().zip(signals) {
-        *f -= ASKING_PENALTY * s.asks;
+        *f -= s.asking;
     }
     fused
 }
@@ -282,7 +281,7 @@ mod tests {
             bm25,
             ppr,
             thread: None,
-            asks: 0.0,
+            asking: 0.0,
         }
     }
 
@@ -396,7 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn a_candidate_that_asks_falls_by_its_share_of_questions() {
+    fn a_candidate_that_asks_falls_by_its_penalty() {
         let kinds = [Kind::Memory; 3];
         let mut sig = [
             s(Some(0.9), Some(8.0), None),
@@ -404,18 +403,18 @@ mod tests {
             s(Some(0.1), None, None),
         ];
         let plain = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore);
-        sig[0].asks = 1.0;
-        sig[1].asks = 0.5;
+        sig[0].asking = 4.0;
+        sig[1].asking = 2.0;
         let asked = fuse(&kinds, &sig, Weights::TUNED, 0.0, FusionMode::ZScore);
-        assert!((plain[0] - asked[0] - ASKING_PENALTY).abs() < 1e-4);
-        assert!((plain[1] - asked[1] - ASKING_PENALTY / 2.0).abs() < 1e-4);
+        assert!((plain[0] - asked[0] - 4.0).abs() < 1e-4);
+        assert!((plain[1] - asked[1] - 2.0).abs() < 1e-4);
         assert!((plain[2] - asked[2]).abs() < 1e-6);
         // Reciprocal ranks have no z-score scale to fall on.
         let rrf = |sig: &[Signals]| fuse(&kinds, sig, Weights::TUNED, 0.0, FusionMode::Rrf);
-        sig[0].asks = 0.0;
-        sig[1].asks = 0.0;
+        sig[0].asking = 0.0;
+        sig[1].asking = 0.0;
         let before = rrf(&sig);
-        sig[0].asks = 1.0;
+        sig[0].asking = 4.0;
         assert!(
             before
                 .iter()

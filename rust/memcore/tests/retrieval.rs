@@ -549,11 +549,13 @@ fn camping(engine: &Engine) -> (String, String) {
 }
 
 fn ask_about_camping(engine: &Engine) -> Vec<String> {
+    ask_about_camping_with(engine, &RecallOptions::default())
+}
+
+fn ask_about_camping_with(engine: &Engine, options: &RecallOptions) -> Vec<String> {
     let q = SearchQuery::memories("default", 5);
     let text = "when did Melanie go camping with the kids";
-    let hits = engine
-        .recall(&q, text, None, &RecallOptions::default())
-        .unwrap();
+    let hits = engine.recall(&q, text, None, options).unwrap();
     hit_ids(engine, &hits)
 }
 
@@ -572,6 +574,11 @@ fn a_memory_that_only_asks_ranks_below_the_one_that_tells() {
             ask_about_camping(&engine)[..2],
             [ids.1.clone(), ids.0.clone()]
         );
+        let off = RecallOptions {
+            question_penalty: 0.0,
+            ..RecallOptions::default()
+        };
+        assert_eq!(ask_about_camping_with(&engine, &off)[0], ids.0);
         ids
     };
     // The catalog rebuilt from SQLite knows it too.

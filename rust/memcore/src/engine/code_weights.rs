@@ -49,6 +49,8 @@ pub fn code_recall(query: &str) -> RecallOptions {
         // Code chunks have no thread prior (it reads memories' threads).
         thread_prior: 0.0,
         max_per_thread: None,
+        // Code asks nothing (its chunks' share is 0): skip the lookups.
+        question_penalty: 0.0,
     }
 }
 

@@ -17,6 +17,7 @@ use rusqlite::Connection;
 use super::Engine;
 use super::query::SearchQuery;
 use super::search::{MAX_RESULTS, RecallOptions};
+use crate::asking::ASKING_PENALTY;
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Weights};
@@ -221,6 +222,9 @@ impl Engine {
                     // (the prior only ever reads memories' threads).
                     thread_prior: 0.0,
                     max_per_thread: None,
+                    // A question turn without its reply ranks lower
+                    // (crate::asking); one holding the reply does not.
+                    question_penalty: ASKING_PENALTY,
                 },
             )?;
             let n = hits.len() as f64;

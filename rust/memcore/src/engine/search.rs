@@ -6,6 +6,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::Engine;
 use super::query::{Pool, SearchQuery};
 use super::thread_spread::spread_threads;
+use crate::asking::ASKING_PENALTY;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
@@ -64,6 +65,10 @@ pub struct RecallOptions {
     /// (`engine::thread_spread`); `None` ranks by score alone. Must be at
     /// least 1.
     pub max_per_thread: Option<usize>,
+    /// How far (in z-score units) a memory or turn made only of questions
+    /// falls, one that half asks half as far (`crate::asking`). 0 turns it
+    /// off; z-score fusion only.
+    pub question_penalty: f32,
 }
 
 impl Default for RecallOptions {
@@ -73,6 +78,7 @@ impl Default for RecallOptions {
             mode: FusionMode::default(),
             thread_prior: THREAD_PRIOR,
             max_per_thread: None,
+            question_penalty: ASKING_PENALTY,
         }
     }
 }
@@ -268,7 +274,9 @@ impl Engine {
         if options.thread_prior > 0.0 && query.kinds.contains(Kind::Memory) {
             self.add_thread_signal(query, text, &mut pool)?;
         }
-        self.add_asking(&mut pool);
+        if options.question_penalty > 0.0 {
+            self.add_asking(&mut pool, options.question_penalty);
+        }
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
         if !first.is_empty() {
             // A stable sort: fused order within each of the two tiers.
@@ -285,12 +293,14 @@ impl Engine {
         Ok(out)
     }
 
-    /// Each candidate's share of sentences that ask, from the catalog
-    /// (`crate::asking`): memories and turns that only ask rank lower.
-    fn add_asking(&self, pool: &mut Pool) {
+    /// How far each candidate falls for the questions it asks: `penalty`
+    /// times its share of sentences that ask, from the catalog
+    /// (`crate::asking`).
+    fn add_asking(&self, pool: &mut Pool, penalty: f32) {
         let catalog = self.indexes.catalog.read();
         for (key, (_, s)) in pool.iter_mut() {
-            s.asks = catalog.get(*key).map_or(0.0, |m| f32::from(m.asks) / 100.0);
+            let share = catalog.get(*key).map_or(0.0, |m| f32::from(m.asks) / 100.0);
+            s.asking = penalty * share;
         }
     }
 

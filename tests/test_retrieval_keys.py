@@ -7,6 +7,7 @@ are in benches/results/quality.md."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -139,6 +140,22 @@ def test_what_a_memory_asks_is_known_after_reopening(backend: Backend, data_dir:
     with backend.open(data_dir, model=None) as mem:
         ranked = [h.memory.id for h in mem.recall(QUESTION)]
         assert ranked.index(told) < ranked.index(asked)
+
+
+def test_the_reply_to_a_matching_question_is_found_through_it(mem: memcore.Memory) -> None:
+    texts = ["When did you go camping with the kids?", "Last weekend, at the lake!"]
+    texts += [f"small talk number {i} about the garden" for i in range(12)]
+    ids = [
+        m.id
+        for m in mem.store_memories(texts, thread_ids=["chat"] * len(texts), memory_type="episodic")
+    ]
+    reply = ids[1]  # it holds none of the query's words
+
+    def found(**options: Any) -> list[str]:
+        return [h.memory.id for h in mem.recall(QUESTION, 5, **options)]
+
+    assert reply in found()
+    assert reply not in found(question_penalty=0)
 
 
 def test_a_question_turn_ranks_below_its_answer_unless_it_holds_the_reply(

@@ -604,3 +604,56 @@ fn a_question_rewritten_as_a_statement_no_longer_falls() {
         .unwrap();
     assert_eq!(ask_about_camping(&engine)[..2], [asked, told]);
 }
+
+/// A conversation saved as episodes of one thread (or, with `Semantic`, as
+/// standing facts): a question, its reply, which shares no word with the
+/// query, and small talk; the id of the reply.
+fn question_and_reply(engine: &Engine, memory_type: MemoryType) -> String {
+    let said = |text: &str, seed: u64| NewMemory {
+        embedding: Some(vector(seed)),
+        thread_id: Some("chat".to_owned()),
+        memory_type,
+        ..NewMemory::text(text)
+    };
+    let mut batch = vec![
+        said("When did you go camping with the kids?", 1),
+        said("Last weekend, at the lake!", 2),
+    ];
+    for i in 3..15 {
+        batch.push(said(&format!("small talk number {i} about the garden"), i));
+    }
+    store_all(engine, batch)[1].clone()
+}
+
+fn finds(engine: &Engine, options: &RecallOptions, id: &str) -> bool {
+    ask_about_camping_with(engine, options)
+        .iter()
+        .any(|h| h == id)
+}
+
+#[test]
+fn the_reply_to_a_matching_question_is_found_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let reply = question_and_reply(&engine, MemoryType::Episodic);
+    assert!(finds(&engine, &RecallOptions::default(), &reply));
+    // Only through its question: it holds none of the query's words.
+    let off = RecallOptions {
+        question_penalty: 0.0,
+        ..RecallOptions::default()
+    };
+    assert!(!finds(&engine, &off, &reply));
+    let rrf = RecallOptions {
+        mode: memcore::FusionMode::Rrf,
+        ..RecallOptions::default()
+    };
+    assert!(!finds(&engine, &rrf, &reply));
+}
+
+#[test]
+fn a_fact_saved_after_a_question_is_not_its_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let fact = question_and_reply(&engine, MemoryType::Semantic);
+    assert!(!finds(&engine, &RecallOptions::default(), &fact));
+}

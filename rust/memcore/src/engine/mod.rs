@@ -27,6 +27,7 @@ mod overview;
 mod pg_mode;
 mod query;
 mod recovery;
+mod replies;
 mod reset;
 mod restore;
 mod search;

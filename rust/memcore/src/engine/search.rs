@@ -278,6 +278,12 @@ impl Engine {
             self.add_asking(&mut pool, options.question_penalty);
         }
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
+        // The penalty, and so the score a question would have had, exist in
+        // z-score fusion only.
+        let zscore = options.mode == FusionMode::ZScore;
+        if zscore && options.question_penalty > 0.0 && query.kinds.contains(Kind::Memory) {
+            self.lift_replies(query, &pool, &mut out)?;
+        }
         if !first.is_empty() {
             // A stable sort: fused order within each of the two tiers.
             let first: HashSet<u64> = first.iter().copied().collect();
@@ -421,7 +427,7 @@ fn fused_hits(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) 
 }
 
 /// Hits by fused score, best first (ties by key, for determinism).
-fn sort_best_first(hits: &mut [Hit]) {
+pub(super) fn sort_best_first(hits: &mut [Hit]) {
     hits.sort_by(|a, b| {
         b.scores
             .fused

@@ -222,6 +222,24 @@ pub fn list(
     )
 }
 
+/// The episode saved right after the episode `doc_key` in its thread
+/// (by creation time, then id, which is monotonic within a process), if
+/// both are episodes of a thread.
+pub fn next_episode(conn: &Connection, doc_key: u64) -> Result<Option<u64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT n.doc_key FROM memories q JOIN memories n
+               ON n.namespace = q.namespace AND n.thread_id = q.thread_id
+             WHERE q.doc_key = ?1 AND q.memory_type = 'episodic'
+               AND n.memory_type = 'episodic'
+               AND (n.created_at > q.created_at OR (n.created_at = q.created_at AND n.id > q.id))
+             ORDER BY n.created_at, n.id LIMIT 1",
+        )?
+        .query_row([doc_key as i64], |r| r.get::<_, i64>(0))
+        .optional()?
+        .map(|k| k as u64))
+}
+
 /// One memory's catalog facts, if it exists (a read-only follower applying
 /// one logged write).
 pub fn catalog_row(conn: &Connection, id: &str) -> Result<Option<CatalogRow>> {

@@ -381,3 +381,45 @@ fn a_turn_that_only_asks_ranks_below_the_answer_unless_it_holds_a_reply() {
         .unwrap();
     assert_eq!(context_order(&engine, query)[..2], ["r", "a"]);
 }
+
+#[test]
+fn the_turn_after_a_question_without_a_reply_is_found_through_it() {
+    use memcore::{Kind, KindSet, RecallOptions, SearchQuery};
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let lines = [
+        "When did you go camping with the kids?",
+        "Last weekend, at the lake!",
+        "Sounds lovely.",
+        "It was.",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        engine
+            .record_turn(&asked("chat", &format!("t{i}"), line, None))
+            .unwrap();
+    }
+    for i in 0..10 {
+        let filler = format!("filler turn {i} about the garden");
+        engine
+            .record_turn(&asked("other", &format!("f{i}"), &filler, None))
+            .unwrap();
+    }
+    let query = SearchQuery {
+        kinds: KindSet::only(Kind::UserTurn),
+        ..SearchQuery::memories("default", 5)
+    };
+    let text = "when did Melanie go camping with the kids";
+    let recall = |options: &RecallOptions| engine.recall(&query, text, None, options).unwrap();
+    let off = RecallOptions {
+        question_penalty: 0.0,
+        ..RecallOptions::default()
+    };
+    let (plain, lifted) = (recall(&off), recall(&RecallOptions::default()));
+    // Without the rule the question comes first; with it, its reply does,
+    // at a score the reply's own words never gave it.
+    let (question, reply) = (plain[0].key, lifted[0].key);
+    assert_ne!(question, reply);
+    let fused = |hits: &[memcore::Hit]| hits.iter().find(|h| h.key == reply).unwrap().scores.fused;
+    assert!(fused(&lifted) > fused(&plain));
+    assert_eq!(context_order(&engine, text)[0], "t1");
+}

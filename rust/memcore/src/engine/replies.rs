@@ -1,14 +1,15 @@
-//! The reply to a matching question. In a conversation saved as episodes, a
-//! question that matches the query ("When did you go camping?") ranks lower
-//! for asking (`crate::asking`), and the episode after it in its thread is
-//! its answer ("Last weekend, at the lake!"), which may share no word with
-//! the query at all. So a question among the hits a caller would have been
-//! shown hands its match, before the penalty, to that next episode: the
-//! reply ranks at least [`REPLY_MARGIN`] below where the question would
-//! have. A conversation
-//! turn's key already holds the turns before it, which does the same for
-//! `retrieve_context`; standing facts have no "next" and are left alone.
-//! Measured in `benches/results/quality-experiments.md`, section 30.
+//! The reply to a matching question. In a conversation, a question that
+//! matches the query ("When did you go camping?") ranks lower for asking
+//! (`crate::asking`), and what follows it is its answer ("Last weekend, at
+//! the lake!"), which may share no word with the query at all. So a
+//! question among the hits a caller would have been shown hands its match,
+//! before the penalty, to what follows it: the next episode of its thread
+//! for a memory saved as an episode, the next turn of its conversation for
+//! a turn recorded without the agent's reply (one with it is its own answer
+//! and does not ask). The reply ranks [`REPLY_MARGIN`] below where the
+//! question would have, or higher on its own match. Standing facts have no
+//! "next" and are left alone. Measured in
+//! `benches/results/quality-experiments.md`, section 30.
 
 use super::Engine;
 use super::query::{Pool, SearchQuery};
@@ -25,8 +26,8 @@ use crate::store::memories;
 pub const REPLY_MARGIN: f32 = 1.0;
 
 impl Engine {
-    /// Lift, in `out` (fused and sorted), the reply of every episodic
-    /// question among the first `query.limit` hits by their score before
+    /// Lift, in `out` (fused and sorted), the reply of every question (an
+    /// episode or a turn) among the first `query.limit` hits by their score before
     /// the question penalty to that score less [`REPLY_MARGIN`]; a reply
     /// not yet a hit joins there. Nothing moves when no such question asks.
     pub(super) fn lift_replies(
@@ -43,8 +44,9 @@ impl Engine {
         before.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         before.truncate(query.limit);
         before.retain(|(key, _)| {
-            pool.get(key)
-                .is_some_and(|(kind, s)| *kind == Kind::Memory && s.asking > 0.0)
+            pool.get(key).is_some_and(|(kind, s)| {
+                matches!(kind, Kind::Memory | Kind::UserTurn) && s.asking > 0.0
+            })
         });
         if before.is_empty() {
             return Ok(());
@@ -57,7 +59,13 @@ impl Engine {
         let mut moved = false;
         for (question, before_penalty) in before {
             let score = before_penalty - REPLY_MARGIN;
-            let Some(reply) = memories::next_episode(&reader, question)? else {
+            let kind = pool[&question].0;
+            let next = if kind == Kind::Memory {
+                memories::next_episode(&reader, question)?
+            } else {
+                crate::store::conversations::next_turn(&reader, question)?
+            };
+            let Some(reply) = next else {
                 continue;
             };
             if !catalog.admits(reply, &filter) {
@@ -72,7 +80,7 @@ impl Engine {
                 None => {
                     out.push(Hit {
                         key: reply,
-                        kind: Kind::Memory,
+                        kind,
                         scores: Scores {
                             fused: score,
                             ..Scores::default()

@@ -281,7 +281,8 @@ impl Engine {
         // The penalty, and so the score a question would have had, exist in
         // z-score fusion only.
         let zscore = options.mode == FusionMode::ZScore;
-        if zscore && options.question_penalty > 0.0 && query.kinds.contains(Kind::Memory) {
+        let asks = query.kinds.contains(Kind::Memory) || query.kinds.contains(Kind::UserTurn);
+        if zscore && options.question_penalty > 0.0 && asks {
             self.lift_replies(query, &pool, &mut out)?;
         }
         if !first.is_empty() {

@@ -532,3 +532,17 @@ pub fn mark_hits(
     }
     Ok(())
 }
+
+/// The turn right after turn `doc_key` in its conversation, if any.
+pub fn next_turn(conn: &Connection, doc_key: u64) -> Result<Option<u64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT n.doc_key FROM turns q JOIN turns n
+               ON n.namespace = q.namespace AND n.conversation_id = q.conversation_id
+                  AND n.turn_index = q.turn_index + 1
+             WHERE q.doc_key = ?1",
+        )?
+        .query_row([doc_key as i64], |r| r.get::<_, i64>(0))
+        .optional()?
+        .map(|k| k as u64))
+}

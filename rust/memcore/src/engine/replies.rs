@@ -16,7 +16,7 @@ use super::query::{Pool, SearchQuery};
 use super::search::{Hit, Scores, sort_best_first};
 use crate::error::Result;
 use crate::kind::Kind;
-use crate::store::memories;
+use crate::store::{conversations, memories};
 
 /// How far below its question's score (before the question penalty) a
 /// reply ranks, in z-score units: a statement that matches the query itself
@@ -27,9 +27,9 @@ pub const REPLY_MARGIN: f32 = 1.0;
 
 impl Engine {
     /// Lift, in `out` (fused and sorted), the reply of every question (an
-    /// episode or a turn) among the first `query.limit` hits by their score before
-    /// the question penalty to that score less [`REPLY_MARGIN`]; a reply
-    /// not yet a hit joins there. Nothing moves when no such question asks.
+    /// episode or a turn) among the first `query.limit` hits by their score
+    /// before the question penalty to that score less [`REPLY_MARGIN`]; a
+    /// reply not yet a hit joins there. Nothing moves when none asks.
     pub(super) fn lift_replies(
         &self,
         query: &SearchQuery<'_>,
@@ -63,7 +63,7 @@ impl Engine {
             let next = if kind == Kind::Memory {
                 memories::next_episode(&reader, question)?
             } else {
-                crate::store::conversations::next_turn(&reader, question)?
+                conversations::next_turn(&reader, question)?
             };
             let Some(reply) = next else {
                 continue;

@@ -345,6 +345,16 @@ fn asked(conversation: &str, key: &str, user: &str, agent: Option<&str>) -> NewT
     }
 }
 
+/// `n` turns of small talk about the garden in `conversation`.
+fn small_talk(engine: &Engine, conversation: &str, n: usize) {
+    for i in 0..n {
+        let filler = format!("filler turn {i} about the garden");
+        engine
+            .record_turn(&asked(conversation, &format!("f{i}"), &filler, None))
+            .unwrap();
+    }
+}
+
 fn context_order(engine: &Engine, query: &str) -> Vec<String> {
     let result = engine
         .retrieve_context(&request(query, "now", &[]))
@@ -364,12 +374,7 @@ fn a_turn_that_only_asks_ranks_below_the_answer_unless_it_holds_a_reply() {
     engine
         .record_turn(&asked("chat", "a", answer, None))
         .unwrap();
-    for i in 0..8 {
-        let filler = format!("filler turn {i} about the garden");
-        engine
-            .record_turn(&asked("chat", &format!("f{i}"), &filler, None))
-            .unwrap();
-    }
+    small_talk(&engine, "chat", 8);
     let query = "when did Melanie go camping with the kids";
     let order = context_order(&engine, query);
     let at = |key: &str| order.iter().position(|k| k == key);
@@ -398,12 +403,7 @@ fn the_turn_after_a_question_without_a_reply_is_found_through_it() {
             .record_turn(&asked("chat", &format!("t{i}"), line, None))
             .unwrap();
     }
-    for i in 0..10 {
-        let filler = format!("filler turn {i} about the garden");
-        engine
-            .record_turn(&asked("other", &format!("f{i}"), &filler, None))
-            .unwrap();
-    }
+    small_talk(&engine, "other", 10);
     let query = SearchQuery {
         kinds: KindSet::only(Kind::UserTurn),
         ..SearchQuery::memories("default", 5)

@@ -36,18 +36,19 @@ impl Engine {
         pool: &Pool,
         out: &mut Vec<Hit>,
     ) -> Result<()> {
+        // Only memories and turns ask (the catalog's share is 0 for every
+        // other kind), and most lists hold no question: then nothing to sort.
         let asking = |key: u64| pool.get(&key).map_or(0.0, |(_, s)| s.asking);
+        if out.iter().all(|h| asking(h.key) == 0.0) {
+            return Ok(());
+        }
         let mut before: Vec<(u64, f32)> = out
             .iter()
             .map(|h| (h.key, h.scores.fused + asking(h.key)))
             .collect();
         before.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         before.truncate(query.limit);
-        before.retain(|(key, _)| {
-            pool.get(key).is_some_and(|(kind, s)| {
-                matches!(kind, Kind::Memory | Kind::UserTurn) && s.asking > 0.0
-            })
-        });
+        before.retain(|&(key, _)| asking(key) > 0.0);
         if before.is_empty() {
             return Ok(());
         }

@@ -274,15 +274,14 @@ impl Engine {
         if options.thread_prior > 0.0 && query.kinds.contains(Kind::Memory) {
             self.add_thread_signal(query, text, &mut pool)?;
         }
-        if options.question_penalty > 0.0 {
+        // The question penalty, and so the score a question would have had
+        // without it, exist in z-score fusion only (crate::asking).
+        let asking = options.mode == FusionMode::ZScore && options.question_penalty > 0.0;
+        if asking {
             self.add_asking(&mut pool, options.question_penalty);
         }
         let mut out: Vec<Hit> = fused_hits(&pool, options, hubs.as_deref());
-        // The penalty, and so the score a question would have had, exist in
-        // z-score fusion only.
-        let zscore = options.mode == FusionMode::ZScore;
-        let asks = query.kinds.contains(Kind::Memory) || query.kinds.contains(Kind::UserTurn);
-        if zscore && options.question_penalty > 0.0 && asks {
+        if asking {
             self.lift_replies(query, &pool, &mut out)?;
         }
         if !first.is_empty() {

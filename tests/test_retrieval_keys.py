@@ -1,8 +1,8 @@
 """What recall ranks by: a turn found through its context and its day while the hit is
 the turn itself, facts keyed by their own text only, a memory or turn that only asks
-ranked below one that tells, and the fusion weights (the measured default, the first
-design's preset, RRF honouring them). The numbers behind each choice
-are in benches/results/quality.md."""
+ranked below one that tells, a question asking for a list spread across threads, and
+the fusion weights (the measured default, the first design's preset, RRF honouring
+them). The numbers behind each choice are in benches/results/quality.md."""
 
 from __future__ import annotations
 
@@ -156,6 +156,20 @@ def test_the_reply_to_a_matching_question_is_found_through_it(mem: memcore.Memor
 
     assert reply in found()
     assert reply not in found(question_penalty=0)
+
+
+def test_a_question_asking_for_a_list_spreads_across_threads(mem: memcore.Memory) -> None:
+    texts = [f"books, books and more books: shelf {i}" for i in range(6)]
+    texts.append("Finished two books on the flight")
+    mem.store_memories(texts, thread_ids=["march"] * 6 + ["june"], memory_type="episodic")
+
+    def june_at(question: str, **options: Any) -> int:
+        threads = [h.memory.thread_id for h in mem.recall(question, 10, **options)]
+        return threads.index("june")
+
+    assert june_at("What book did the user read?") == 6  # by score
+    assert june_at("What books did the user read?") == 4  # four per thread first
+    assert june_at("What books did the user read?", max_per_thread=10) == 6
 
 
 def test_a_question_turn_ranks_below_its_answer_unless_it_holds_the_reply(

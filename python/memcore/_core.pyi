@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DESIGN_WEIGHTS",
     "ERROR_CODES",
+    "LIST_SPREAD",
     "MAX_ARGS_BYTES",
     "MAX_RESULTS",
     "MAX_TEXT_BYTES",
@@ -85,6 +86,9 @@ DEFAULT_THREAD_PRIOR: float
 #: How far recall lowers a memory or turn made only of questions, in z-score units
 #: (docs/retrieval.md, step 6).
 DEFAULT_QUESTION_PENALTY: float
+#: Hits of one thread before another thread's next when a question asks for a list
+#: and recall was given no max_per_thread (docs/retrieval.md, step 7).
+LIST_SPREAD: int
 #: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
 MAX_TEXT_BYTES: int
 #: Largest accepted procedure-argument JSON, in bytes.

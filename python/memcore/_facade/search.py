@@ -154,10 +154,12 @@ class SearchAPI(FacadeBase):
                 entities; facts (semantic, procedural) and memories without a
                 ``thread_id`` are neither lifted nor lowered (docs/retrieval.md).
             max_per_thread: Spread the list across threads: at most this many hits of
-                one thread come before another thread's next best (None: by score
-                alone). Nothing is dropped: once every other thread is used up, the
-                held-back hits follow in their order. Memories without a ``thread_id``
-                are never held back.
+                one thread come before another thread's next best. None ranks by score
+                alone, except a question asking for a list ("What books has she
+                read?"), which spreads at ``_core.LIST_SPREAD`` per thread; a cap at or
+                past ``limit`` ranks any question by score alone. Nothing is dropped:
+                once every other thread is used up, the held-back hits follow in their
+                order. Memories without a ``thread_id`` are never held back.
             question_penalty: How far a memory made only of questions falls, in z-score
                 units (``_core.DEFAULT_QUESTION_PENALTY`` when None; 0 turns it off); one
                 whose sentences half ask falls half as far. A question is seldom the

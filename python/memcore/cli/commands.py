@@ -270,7 +270,8 @@ def _search_commands(commands: Any) -> None:
                 "--max-per-thread",
                 type=int,
                 metavar="N",
-                help="spread the results: at most N from one thread before other threads' next",
+                help="spread the results: at most N from one thread before other threads' next "
+                "(default: by relevance, 4 per thread for a question asking for a list)",
             )
 
 

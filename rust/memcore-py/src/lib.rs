@@ -82,6 +82,7 @@ mod _core {
         m.add("DESIGN_WEIGHTS", w(memcore::Weights::DESIGN))?;
         m.add("DEFAULT_THREAD_PRIOR", memcore::THREAD_PRIOR)?;
         m.add("DEFAULT_QUESTION_PENALTY", memcore::asking::ASKING_PENALTY)?;
+        m.add("LIST_SPREAD", memcore::listing::LIST_SPREAD)?;
         // Size limits the core enforces, for the facade to check first.
         m.add("MAX_TEXT_BYTES", memcore::memory::MAX_TEXT_BYTES)?;
         m.add("MAX_ARGS_BYTES", memcore::conversation::MAX_ARGS_BYTES)?;

@@ -13,6 +13,7 @@ pub mod graph;
 pub mod ids;
 pub mod kind;
 pub mod knowledge;
+pub mod listing;
 pub mod memory;
 pub mod panics;
 #[cfg(feature = "postgres")]

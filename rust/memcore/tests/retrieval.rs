@@ -520,6 +520,70 @@ fn max_per_thread_lets_other_threads_in_before_a_thread_s_next_hit() {
     assert_eq!(budget_threads_ranked(&engine, Some(3)), by_score);
 }
 
+/// Six memories of the "march" thread say "books" more often than the one
+/// of the "june" thread; the threads of `recall`'s hits for `question`.
+fn reading_threads(engine: &Engine, question: &str, max_per_thread: Option<usize>) -> Vec<String> {
+    if engine.count_memories("default").unwrap() == 0 {
+        let memory = |text: String, thread: &str, seed: u64| NewMemory {
+            embedding: Some(vector(seed)),
+            thread_id: Some(thread.to_owned()),
+            ..NewMemory::text(text)
+        };
+        let mut batch: Vec<NewMemory> = (0..6)
+            .map(|i| {
+                memory(
+                    format!("books, books and more books: shelf {i}"),
+                    "march",
+                    30 + i,
+                )
+            })
+            .collect();
+        batch.push(memory(
+            "Finished two books on the flight".into(),
+            "june",
+            40,
+        ));
+        store_all(engine, batch);
+    }
+    let options = RecallOptions {
+        max_per_thread,
+        ..RecallOptions::default()
+    };
+    let hits = engine
+        .recall(
+            &SearchQuery::memories("default", 10),
+            question,
+            None,
+            &options,
+        )
+        .unwrap();
+    engine
+        .memories_for(&hits)
+        .unwrap()
+        .into_iter()
+        .map(|(m, _)| m.thread_id.unwrap())
+        .collect()
+}
+
+#[test]
+fn a_question_asking_for_a_list_spreads_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let june_at = |threads: Vec<String>| threads.iter().position(|t| t == "june");
+    // By score, the "march" thread holds the first six places.
+    let one_book = reading_threads(&engine, "What book did the user read?", None);
+    assert_eq!(june_at(one_book), Some(6));
+    // Asked for a list, each thread's best four come first.
+    let books = reading_threads(&engine, "What books did the user read?", None);
+    assert_eq!(june_at(books.clone()), Some(memcore::listing::LIST_SPREAD));
+    assert_eq!(books.len(), 7, "nothing is dropped: {books:?}");
+    // A cap at the limit ranks by score alone; the caller's cap wins.
+    let capped = reading_threads(&engine, "What books did the user read?", Some(10));
+    assert_eq!(june_at(capped), Some(6));
+    let one = reading_threads(&engine, "What books did the user read?", Some(1));
+    assert_eq!(june_at(one), Some(1));
+}
+
 #[test]
 fn a_cap_of_zero_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -73,8 +73,9 @@ def _arguments(query_help: str, **extra: schema.Schema) -> schema.Schema:
 
 _MAX_PER_THREAD = schema.integer(
     "Spread the results across threads: at most this many from one thread before another "
-    "thread's next best (left out: by relevance alone). Nothing is dropped; held-back "
-    "results follow once the other threads run out.",
+    "thread's next best (left out: by relevance alone, except a question asking for a list, "
+    "such as 'what books has she read', which spreads at 4 per thread). Nothing is dropped; "
+    "held-back results follow once the other threads run out.",
     minimum=1,
     maximum=MAX_SEARCH_RESULTS,
 )

@@ -11,6 +11,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::fusion::{FusionMode, Signals, Weights, fuse};
 use crate::kind::Kind;
+use crate::listing::{LIST_SPREAD, asks_for_list};
 use crate::memory::{Memory, validate_namespace};
 use crate::store::memories::Memories;
 use crate::store::table;
@@ -62,8 +63,10 @@ pub struct RecallOptions {
     /// it only ever applies to episodes that carry a `thread_id`.
     pub thread_prior: f32,
     /// At most this many hits of one thread ahead of another thread's next
-    /// (`engine::thread_spread`); `None` ranks by score alone. Must be at
-    /// least 1.
+    /// (`engine::thread_spread`). `None` ranks by score alone, except a
+    /// question that asks for a list ("What books has she read?"), which
+    /// spreads at [`LIST_SPREAD`] (`crate::listing`); a cap at or past the
+    /// limit ranks every question by score alone. Must be at least 1.
     pub max_per_thread: Option<usize>,
     /// How far (in z-score units) a memory or turn made only of questions
     /// falls, one that half asks half as far (`crate::asking`). 0 turns it
@@ -289,7 +292,10 @@ impl Engine {
             let first: HashSet<u64> = first.iter().copied().collect();
             out.sort_by_key(|h| !first.contains(&h.key));
         }
-        if let Some(cap) = options.max_per_thread {
+        let spread = options
+            .max_per_thread
+            .or_else(|| asks_for_list(text).then_some(LIST_SPREAD));
+        if let Some(cap) = spread {
             let catalog = self.indexes.catalog.read();
             spread_threads(&mut out, cap, |key| {
                 catalog.get(key).map_or(0, |m| m.thread)

@@ -8,10 +8,12 @@
 //! thread still fills the limit), a thread's own order is kept, and
 //! memories without a thread are never held back.
 //!
-//! Off by default: on LoCoMo, capping the top of the list per session costs
-//! recall on both conversations, multi-hop questions included, because the
-//! evidence of most questions sits in one session
-//! (benches/results/quality-experiments.md, sections 4 and 28).
+//! Off by default but for a question asking for a list (`crate::listing`):
+//! on LoCoMo, capping the top of the list per session costs recall on both
+//! conversations, multi-hop questions included, because the evidence of
+//! most questions sits in one session (benches/results/quality-experiments.md,
+//! sections 4 and 28); a question that wants several things is the
+//! exception (section 31).
 
 use rustc_hash::FxHashMap as HashMap;
 

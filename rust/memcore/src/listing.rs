@@ -38,22 +38,26 @@ const NOT_NOUNS: [&str; 2] = ["does", "goes"];
 /// "s" but not in "ss", "us", "is" or "'s" (so not "class", "status",
 /// "this", "what's"); "has", "was" and "is" are too short to count.
 pub fn asks_for_list(question: &str) -> bool {
+    let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
     let mut words = question
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase);
-    if !matches!(words.next().as_deref(), Some("what" | "which")) {
+        .filter(|w| !w.is_empty());
+    if !words.next().is_some_and(|w| is(w, &["what", "which"])) {
         return false;
     }
-    let Some(noun) = words.find(|w| !BEFORE_NOUN.contains(&w.as_str())) else {
-        return false;
-    };
-    noun.chars().count() >= 4
-        && noun.ends_with('s')
+    // recall calls this for every query: the one copy made is the noun's.
+    words
+        .find(|w| !is(w, &BEFORE_NOUN))
+        .is_some_and(|noun| is_plural(&noun.to_lowercase()))
+}
+
+fn is_plural(word: &str) -> bool {
+    word.chars().count() >= 4
+        && word.ends_with('s')
         && !["ss", "us", "is", "'s", "\u{2019}s"]
             .iter()
-            .any(|end| noun.ends_with(end))
-        && !NOT_NOUNS.contains(&noun.as_str())
+            .any(|end| word.ends_with(end))
+        && !NOT_NOUNS.contains(&word)
 }
 
 #[cfg(test)]

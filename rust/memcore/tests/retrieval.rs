@@ -478,19 +478,27 @@ fn budget_threads(engine: &Engine) {
     );
 }
 
-/// `recall` for "budget" with `max_per_thread`.
-fn recall_budget(engine: &Engine, max_per_thread: Option<usize>) -> memcore::Result<Vec<Hit>> {
+/// `recall` for `question` (top 10) with `max_per_thread`.
+fn recall_capped(
+    engine: &Engine,
+    question: &str,
+    max_per_thread: Option<usize>,
+) -> memcore::Result<Vec<Hit>> {
     let options = RecallOptions {
         max_per_thread,
         ..RecallOptions::default()
     };
     let query = SearchQuery::memories("default", 10);
-    engine.recall(&query, "budget", None, &options)
+    engine.recall(&query, question, None, &options)
 }
 
-/// The thread of each memory `recall` returns for "budget", best first.
-fn budget_threads_ranked(engine: &Engine, max_per_thread: Option<usize>) -> Vec<Option<String>> {
-    let hits = recall_budget(engine, max_per_thread).unwrap();
+/// The thread of each memory `recall` returns for `question`, best first.
+fn threads_ranked(
+    engine: &Engine,
+    question: &str,
+    max_per_thread: Option<usize>,
+) -> Vec<Option<String>> {
+    let hits = recall_capped(engine, question, max_per_thread).unwrap();
     engine
         .memories_for(&hits)
         .unwrap()
@@ -505,83 +513,61 @@ fn max_per_thread_lets_other_threads_in_before_a_thread_s_next_hit() {
     let engine = open(dir.path());
     budget_threads(&engine);
     let planning = Some("planning".to_owned());
-    let by_score = budget_threads_ranked(&engine, None);
+    let by_score = threads_ranked(&engine, "budget", None);
     assert_eq!(
         by_score[..3],
         [planning.clone(), planning.clone(), planning.clone()]
     );
-    let spread = budget_threads_ranked(&engine, Some(1));
+    let spread = threads_ranked(&engine, "budget", Some(1));
     assert_eq!(spread.len(), 5, "nothing is dropped: {spread:?}");
     assert_eq!(spread[0], planning);
     let first_three: std::collections::HashSet<_> = spread[..3].iter().collect();
     assert_eq!(first_three.len(), 3, "one per thread first: {spread:?}");
     assert_eq!(spread[3..], [planning.clone(), planning]);
     // A cap as large as the list changes nothing.
-    assert_eq!(budget_threads_ranked(&engine, Some(3)), by_score);
+    assert_eq!(threads_ranked(&engine, "budget", Some(3)), by_score);
 }
 
 /// Six memories of the "march" thread say "books" more often than the one
-/// of the "june" thread; the threads of `recall`'s hits for `question`.
-fn reading_threads(engine: &Engine, question: &str, max_per_thread: Option<usize>) -> Vec<String> {
-    if engine.count_memories("default").unwrap() == 0 {
-        let memory = |text: String, thread: &str, seed: u64| NewMemory {
-            embedding: Some(vector(seed)),
-            thread_id: Some(thread.to_owned()),
-            ..NewMemory::text(text)
-        };
-        let mut batch: Vec<NewMemory> = (0..6)
-            .map(|i| {
-                memory(
-                    format!("books, books and more books: shelf {i}"),
-                    "march",
-                    30 + i,
-                )
-            })
-            .collect();
-        batch.push(memory(
-            "Finished two books on the flight".into(),
-            "june",
-            40,
-        ));
-        store_all(engine, batch);
-    }
-    let options = RecallOptions {
-        max_per_thread,
-        ..RecallOptions::default()
+/// of the "june" thread.
+fn reading_threads(engine: &Engine) {
+    let memory = |text: String, thread: &str, seed: u64| NewMemory {
+        embedding: Some(vector(seed)),
+        thread_id: Some(thread.to_owned()),
+        ..NewMemory::text(text)
     };
-    let hits = engine
-        .recall(
-            &SearchQuery::memories("default", 10),
-            question,
-            None,
-            &options,
-        )
-        .unwrap();
-    engine
-        .memories_for(&hits)
-        .unwrap()
-        .into_iter()
-        .map(|(m, _)| m.thread_id.unwrap())
-        .collect()
+    let mut batch: Vec<NewMemory> = (0..6)
+        .map(|i| {
+            let shelf = format!("books, books and more books: shelf {i}");
+            memory(shelf, "march", 30 + i)
+        })
+        .collect();
+    batch.push(memory(
+        "Finished two books on the flight".into(),
+        "june",
+        40,
+    ));
+    store_all(engine, batch);
 }
 
 #[test]
 fn a_question_asking_for_a_list_spreads_across_threads() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    let june_at = |threads: Vec<String>| threads.iter().position(|t| t == "june");
+    reading_threads(&engine);
+    let june_at = |question: &str, cap: Option<usize>| {
+        let threads = threads_ranked(&engine, question, cap);
+        assert_eq!(threads.len(), 7, "nothing is dropped: {threads:?}");
+        threads.iter().position(|t| t.as_deref() == Some("june"))
+    };
     // By score, the "march" thread holds the first six places.
-    let one_book = reading_threads(&engine, "What book did the user read?", None);
-    assert_eq!(june_at(one_book), Some(6));
+    assert_eq!(june_at("What book did the user read?", None), Some(6));
     // Asked for a list, each thread's best four come first.
-    let books = reading_threads(&engine, "What books did the user read?", None);
-    assert_eq!(june_at(books.clone()), Some(memcore::listing::LIST_SPREAD));
-    assert_eq!(books.len(), 7, "nothing is dropped: {books:?}");
+    let books = "What books did the user read?";
+    assert_eq!(june_at(books, None), Some(memcore::listing::LIST_SPREAD));
     // A cap at the limit ranks by score alone; the caller's cap wins.
-    let capped = reading_threads(&engine, "What books did the user read?", Some(10));
-    assert_eq!(june_at(capped), Some(6));
-    let one = reading_threads(&engine, "What books did the user read?", Some(1));
-    assert_eq!(june_at(one), Some(1));
+    assert_eq!(june_at(books, Some(10)), Some(6));
+    assert_eq!(june_at(books, Some(1)), Some(1));
 }
 
 #[test]
@@ -589,7 +575,7 @@ fn a_cap_of_zero_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     budget_threads(&engine);
-    let err = recall_budget(&engine, Some(0)).unwrap_err();
+    let err = recall_capped(&engine, "budget", Some(0)).unwrap_err();
     assert_eq!(err.code(), "INVALID_PARAMETER");
 }
 

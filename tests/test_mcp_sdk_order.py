@@ -1,8 +1,9 @@
 """The stdio server opens the store and the model before it imports the MCP SDK: a client's
 first tool call needs them and never the SDK, and on two cores the imports compete for the
 interpreter (the first store_memory after ``tools/list`` took 0.8 s with the SDK first,
-0.35 s with the store first; benches/bench_mcp.py). A line only the SDK can answer, or a
-store slow to open, must not be kept waiting for that order."""
+0.35 s with the store first; benches/bench_mcp.py). The import also waits for a first call
+being answered. A line only the SDK can answer, or a store slow to open, must not be kept
+waiting for that order."""
 
 from __future__ import annotations
 
@@ -127,3 +128,33 @@ def test_a_store_that_fails_to_open_lets_the_sdk_load(
     release.set()
     assert imported.wait(30), "a store that failed to open kept the SDK back"
     assert host.state == "error"
+
+
+def test_the_sdk_waits_for_a_call_being_answered(imported: threading.Event, tmp_path: Path) -> None:
+    # A first call that waited for the store runs the moment it opens; an import beside it
+    # would take the interpreter from it (28 ms of a first store_memory on two cores).
+    host = StoreHost(lambda: memcore.Memory(tmp_path / "store", model=None))
+    loader = stdio.SdkLoader()
+    try:
+        with loader.answering():
+            host.start()
+            loader.start_after(host, limit=60)
+            host.wait_blocking(30)
+            assert not imported.wait(0.3), "the import began while a call was answered"
+        assert imported.wait(30), "the import did not begin once the call was answered"
+    finally:
+        host.close()
+
+
+def test_a_long_call_holds_the_sdk_back_only_so_long(
+    imported: threading.Event, tmp_path: Path
+) -> None:
+    host = StoreHost(lambda: memcore.Memory(tmp_path / "store", model=None))
+    loader = stdio.SdkLoader()
+    try:
+        with loader.answering():
+            host.start()
+            loader.start_after(host, limit=0.5)
+            assert imported.wait(30), "a call still being answered kept the SDK back"
+    finally:
+        host.close()

@@ -19,6 +19,7 @@ are answered with a JSON-RPC error before it sees them (``malformed``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -28,7 +29,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol, TextIO, cast
 
 import anyio
@@ -92,6 +93,9 @@ class SdkLoader:
         self._error: Exception | None = None
         self._started = False
         self._lock = threading.Lock()
+        # Tool calls being answered before the import: a deferred import waits for them.
+        self._answering = 0
+        self._idle = threading.Condition()
 
     def start(self) -> None:
         """Begin the import now, unless it has begun (idempotent)."""
@@ -115,9 +119,27 @@ class SdkLoader:
             except MemcoreError:
                 pass  # the store failed to open: every tool answers with that error
             finally:
+                # A first call that waited for the model runs the moment it is ready; an
+                # import beside it would take the interpreter from it (28 ms on two cores).
+                with self._idle:
+                    left = max(0.0, deadline - time.monotonic())
+                    self._idle.wait_for(lambda: self._answering == 0, left)
                 self.start()
 
         threading.Thread(target=wait_then_start, name="memcore-sdk-after", daemon=True).start()
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """While a tool call is answered before the import: an import waiting for the store
+        and the model (:meth:`start_after`) also waits for the call to be answered."""
+        with self._idle:
+            self._answering += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._answering -= 1
+                self._idle.notify_all()
 
     @property
     def done(self) -> bool:
@@ -170,9 +192,10 @@ async def _answer_early(
             break
         step = HAND_OFF if sdk.done else early.step(line)
         if step.call is not None:
-            outcome = await dispatcher.call(step.call.name, step.call.arguments, caller)
-            reply = tool_call_reply(step.call.request_id, outcome)
-            await anyio.to_thread.run_sync(_write, writer, reply)
+            with sdk.answering():
+                outcome = await dispatcher.call(step.call.name, step.call.arguments, caller)
+                reply = tool_call_reply(step.call.request_id, outcome)
+                await anyio.to_thread.run_sync(_write, writer, reply)
         if step.reply is not None:
             await anyio.to_thread.run_sync(_write, writer, step.reply)
         if step.replay:

@@ -179,6 +179,22 @@ def test_offline_wheels_provide_minilm(
         service.close()
 
 
+def test_wheel_files_are_found_without_importlib_metadata() -> None:
+    # Importing importlib.metadata is 15 ms of a server's first tool call; installers put
+    # the files under a sys.path folder, where they are found first (and the digest check
+    # still decides whether they are the model).
+    code = (
+        "import sys\n"
+        "from memcore.embeddings.package_source import package_model_files\n"
+        "from memcore.embeddings.registry import get_spec\n"
+        "package_model_files(get_spec('minilm'))\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "False"
+
+
 def _flip_a_byte(path: Path) -> None:
     """Flip one byte in the middle of a file (of a graph: in its weights), size unchanged."""
     with path.open("r+b") as handle:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -147,6 +146,8 @@ def derivation_lock(folder: Path) -> Iterator[None]:
 
 def _derive_checked(model: Path, target: Path, rejected: Path, check: Check) -> None:
     """Derive into a temporary file beside ``target``; keep it only if ``check`` passes."""
+    import tempfile  # imported here: only a first start derives a graph
+
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".derive-") as work:
         candidate = Path(work) / "int8.onnx"
         derive(model, candidate, Path(work))

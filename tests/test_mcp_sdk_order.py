@@ -7,6 +7,7 @@ waiting for that order."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,31 +131,32 @@ def test_a_store_that_fails_to_open_lets_the_sdk_load(
     assert host.state == "error"
 
 
-def test_the_sdk_waits_for_a_call_being_answered(imported: threading.Event, tmp_path: Path) -> None:
-    # A first call that waited for the store runs the moment it opens; an import beside it
-    # would take the interpreter from it (28 ms of a first store_memory on two cores).
+@contextlib.contextmanager
+def _answering_a_call(tmp_path: Path, limit: float) -> Iterator[StoreHost]:
+    """A text-only store opening while a call is being answered and the SDK's import waits
+    (at most ``limit`` seconds) for both; the call ends when the block does."""
     host = StoreHost(lambda: memcore.Memory(tmp_path / "store", model=None))
     loader = stdio.SdkLoader()
     try:
         with loader.answering():
             host.start()
-            loader.start_after(host, limit=60)
-            host.wait_blocking(30)
-            assert not imported.wait(0.3), "the import began while a call was answered"
-        assert imported.wait(30), "the import did not begin once the call was answered"
+            loader.start_after(host, limit=limit)
+            yield host
     finally:
         host.close()
+
+
+def test_the_sdk_waits_for_a_call_being_answered(imported: threading.Event, tmp_path: Path) -> None:
+    # A first call that waited for the store runs the moment it opens; an import beside it
+    # would take the interpreter from it (28 ms of a first store_memory on two cores).
+    with _answering_a_call(tmp_path, limit=60) as host:
+        host.wait_blocking(30)
+        assert not imported.wait(0.3), "the import began while a call was answered"
+    assert imported.wait(30), "the import did not begin once the call was answered"
 
 
 def test_a_long_call_holds_the_sdk_back_only_so_long(
     imported: threading.Event, tmp_path: Path
 ) -> None:
-    host = StoreHost(lambda: memcore.Memory(tmp_path / "store", model=None))
-    loader = stdio.SdkLoader()
-    try:
-        with loader.answering():
-            host.start()
-            loader.start_after(host, limit=0.5)
-            assert imported.wait(30), "a call still being answered kept the SDK back"
-    finally:
-        host.close()
+    with _answering_a_call(tmp_path, limit=0.5):
+        assert imported.wait(30), "a call still being answered kept the SDK back"

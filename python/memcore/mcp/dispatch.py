@@ -103,11 +103,6 @@ class Dispatcher:
         spec = self._tools.get(name)
         return None if spec is None else spec.input_schema
 
-    def warm(self) -> None:
-        """Compile every argument validator now, so the first calls do not pay for it."""
-        for checker in self._checkers.values():
-            checker.validator()
-
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> Outcome:
         """Run one call; never raises for anything the tool or the caller did wrong."""
         started = time.perf_counter()

@@ -87,10 +87,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
         # No spinning between embeddings: the store, the SDK's reply and the client's
         # next request need the cores the moment an embedding returns (0.4-0.6 ms per
         # store_memory or recall round trip over stdio, interleaved A/B).
-        memory = Memory(**settings.memory_kwargs(), embedding_spin=False)
-        # Compiling the validators here keeps that cost off the first calls.
-        dispatcher.warm()
-        return memory
+        return Memory(**settings.memory_kwargs(), embedding_spin=False)
 
     host = StoreHost(open_memory)
     dispatcher = Dispatcher(

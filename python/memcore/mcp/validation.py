@@ -3,14 +3,20 @@
 The MCP SDK does not validate ``tools/call`` arguments, so this is the only gate: a wrong
 type, an unknown field or a value out of range becomes ``INVALID_PARAMETER`` naming the
 field, with the rule that was broken, in words a model can act on.
+
+jsonschema decides and explains; arguments that plainly satisfy the keywords memcore's
+own schemas use are let through without it (:func:`surely_valid`). Its import is about a
+tenth of a second of Python, which a server's first call paid beside the model's load
+(benches/results/round-rerun.md), and a session of well-formed calls never needs it.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Sized
 from typing import Any
 
 from memcore.errors import InvalidParameterError, invalid
@@ -45,9 +51,10 @@ class ArgumentChecker:
             InvalidParameterError: The first problem found, naming the field in ``details``.
         """
         given = {} if arguments is None else dict(arguments)
-        errors = sorted(self.validator().iter_errors(given), key=_error_rank)
-        if errors:
-            raise _describe(errors[0], self._schema)
+        if not surely_valid(self._schema, given):
+            errors = sorted(self.validator().iter_errors(given), key=_error_rank)
+            if errors:
+                raise _describe(errors[0], self._schema)
         return self._with_defaults(given)
 
     def validator(self) -> Validator:
@@ -68,6 +75,101 @@ class ArgumentChecker:
                 # JSON Schema counts 5.0 as an integer; the facade wants a real int.
                 given[name] = int(given[name])
         return given
+
+
+def surely_valid(schema: Mapping[str, Any] | bool, value: Any) -> bool:
+    """Whether ``value`` satisfies ``schema``, answered without jsonschema; False also
+    where it cannot tell (a keyword outside those below, 5.0 for an integer, a number
+    that is not finite), so only a True skips jsonschema, which then finds nothing.
+
+    Each keyword is read as draft 2020-12 reads it: one that constrains another kind of
+    value (``minLength`` on a number) does not apply, ``bool`` is not a number, and
+    ``format`` only annotates (no format checker is passed to jsonschema either).
+    """
+    if not isinstance(schema, Mapping):
+        return schema is True  # a boolean schema
+    for keyword, rule in schema.items():
+        if keyword in _ANNOTATIONS:
+            continue
+        check = _CHECKS.get(keyword)
+        if check is None or not check(rule, value, schema):
+            return False
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_finite(value: Any) -> bool:
+    # An int of any size is finite (and too large for math.isfinite); a float may be NaN.
+    return _is_number(value) and (isinstance(value, int) or math.isfinite(value))
+
+
+def _bound(holds: Callable[[float, float], bool]) -> Callable[[Any, Any, Any], bool]:
+    def check(rule: Any, value: Any, _schema: Any) -> bool:
+        if not _is_number(value):
+            return True
+        return _is_finite(value) and _is_number(rule) and holds(value, rule)
+
+    return check
+
+
+def _size(kind: type[Sized], holds: Callable[[int, int], bool]) -> Callable[[Any, Any, Any], bool]:
+    def check(rule: Any, value: Any, _schema: Any) -> bool:
+        return not isinstance(value, kind) or (isinstance(rule, int) and holds(len(value), rule))
+
+    return check
+
+
+def _additional(rule: Any, value: Any, schema: Mapping[str, Any]) -> bool:
+    if not isinstance(value, dict) or rule is True:
+        return True
+    extra = [key for key in value if key not in schema.get("properties", {})]
+    if rule is False:
+        return not extra
+    return isinstance(rule, dict) and all(surely_valid(rule, value[key]) for key in extra)
+
+
+_ANNOTATIONS = frozenset({"description", "default", "title", "examples", "format"})
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "null": lambda value: value is None,
+    "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "number": _is_finite,
+}
+_CHECKS: dict[str, Callable[[Any, Any, Mapping[str, Any]], bool]] = {
+    "type": lambda rule, value, _: any(
+        _TYPES.get(name, lambda _: False)(value)
+        for name in ([rule] if isinstance(rule, str) else rule)
+    ),
+    "enum": lambda rule, value, _: (
+        isinstance(value, str) and all(isinstance(option, str) for option in rule) and value in rule
+    ),
+    "const": lambda rule, value, _: rule is True and value is True,
+    "minimum": _bound(lambda value, low: value >= low),
+    "maximum": _bound(lambda value, high: value <= high),
+    "minLength": _size(str, lambda size, low: size >= low),
+    "maxLength": _size(str, lambda size, high: size <= high),
+    "minItems": _size(list, lambda size, low: size >= low),
+    "maxItems": _size(list, lambda size, high: size <= high),
+    "required": lambda rule, value, _: (
+        not isinstance(value, dict) or all(name in value for name in rule)
+    ),
+    "properties": lambda rule, value, _: (
+        not isinstance(value, dict)
+        or all(surely_valid(rule[name], value[name]) for name in rule if name in value)
+    ),
+    "additionalProperties": _additional,
+    "items": lambda rule, value, _: (
+        not isinstance(value, list)
+        or (isinstance(rule, dict) and all(surely_valid(rule, item) for item in value))
+    ),
+    "anyOf": lambda rule, value, _: any(surely_valid(option, value) for option in rule),
+}
 
 
 def _error_rank(error: ValidationError) -> tuple[int, int, str]:

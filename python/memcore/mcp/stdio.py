@@ -92,10 +92,10 @@ class SdkLoader:
         self._done = threading.Event()
         self._error: Exception | None = None
         self._started = False
-        self._lock = threading.Lock()
-        # Tool calls being answered before the import: a deferred import waits for them.
+        # Guards `_started` and `_answering` (tool calls being answered before the
+        # import, which a deferred import waits for).
+        self._lock = threading.Condition()
         self._answering = 0
-        self._idle = threading.Condition()
 
     def start(self) -> None:
         """Begin the import now, unless it has begun (idempotent)."""
@@ -121,9 +121,9 @@ class SdkLoader:
             finally:
                 # A first call that waited for the model runs the moment it is ready; an
                 # import beside it would take the interpreter from it (28 ms on two cores).
-                with self._idle:
+                with self._lock:
                     left = max(0.0, deadline - time.monotonic())
-                    self._idle.wait_for(lambda: self._answering == 0, left)
+                    self._lock.wait_for(lambda: self._answering == 0, left)
                 self.start()
 
         threading.Thread(target=wait_then_start, name="memcore-sdk-after", daemon=True).start()
@@ -132,14 +132,14 @@ class SdkLoader:
     def answering(self) -> Iterator[None]:
         """While a tool call is answered before the import: an import waiting for the store
         and the model (:meth:`start_after`) also waits for the call to be answered."""
-        with self._idle:
+        with self._lock:
             self._answering += 1
         try:
             yield
         finally:
-            with self._idle:
+            with self._lock:
                 self._answering -= 1
-                self._idle.notify_all()
+                self._lock.notify_all()
 
     @property
     def done(self) -> bool:

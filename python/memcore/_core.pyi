@@ -4,7 +4,7 @@ integer microseconds since the Unix epoch (UTC); the records the engine returns
 
 from datetime import datetime
 from os import PathLike
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -148,6 +148,7 @@ class MemoryRecord:
         supersedes: str | None,
         superseded_by: str | None,
         expires_at: datetime | None,
+        tier: str,
     ) -> MemoryRecord: ...
     @property
     def id(self) -> str: ...
@@ -191,6 +192,8 @@ class MemoryRecord:
     def superseded_by(self) -> str | None: ...
     @property
     def expires_at(self) -> datetime | None: ...
+    @property
+    def tier(self) -> str: ...
     @property
     def is_valid(self) -> bool:
         """Whether the memory holds now (not invalidated, superseded or expired)."""
@@ -1191,6 +1194,9 @@ class MaintenanceReport:
         memories_expired: int,
         versions_deduplicated: int,
         conversations_archived: int,
+        summaries_refreshed: int,
+        turn_claims_pruned: int,
+        log_entries_compacted: int,
         vectors_rebuilt: bool,
         tombstones_dropped: int,
         text_merged: bool,
@@ -1201,6 +1207,12 @@ class MaintenanceReport:
     def versions_deduplicated(self) -> int: ...
     @property
     def conversations_archived(self) -> int: ...
+    @property
+    def summaries_refreshed(self) -> int: ...
+    @property
+    def turn_claims_pruned(self) -> int: ...
+    @property
+    def log_entries_compacted(self) -> int: ...
     @property
     def vectors_rebuilt(self) -> bool: ...
     @property
@@ -1290,6 +1302,7 @@ class Engine:
         event_time: int | None = None,
         valid_from: int | None = None,
         expires_at: int | None = None,
+        tier: str = "durable",
         vector: _Vector | None = None,
         entities: list[str] | None = None,
         similar_threshold: float | None = None,
@@ -1327,6 +1340,7 @@ class Engine:
         user_id: str | None = None,
         event_time: int | None = None,
         expires_at: int | None = None,
+        tier: str | None = None,
         vector: _Vector | None = None,
     ) -> MemoryRecord: ...
     def delete_memory(self, namespace: str, id: str) -> None: ...
@@ -1341,6 +1355,13 @@ class Engine:
         valid_only: bool = False,
     ) -> list[MemoryRecord]: ...
     def count_memories(self, namespace: str) -> int: ...
+    def pending_vectors(
+        self, namespace: str | None = None, limit: int = 256
+    ) -> list[tuple[str, str, str]]:
+        """Memories stored without a vector, oldest first: `(namespace, id, content)`."""
+    def count_pending_vectors(self) -> int: ...
+    def attach_vector(self, namespace: str, id: str, content: str, vector: _Vector) -> bool:
+        """Attach a vector to a memory stored without one whose content is still `content`."""
     def invalidate(self, namespace: str, id: str, reason: str | None = None) -> MemoryRecord: ...
     def supersede_memory(
         self, namespace: str, old_id: str, new_id: str
@@ -1544,7 +1565,20 @@ class Engine:
         episodic_ttl_days: float | None = None,
         archive_after_days: float | None = None,
         force_compact: bool = False,
+        log_min_age_hours: float | None = None,
+        summary_refresh_minutes: float | None = None,
+        max_processed_turns: int | None = None,
+        now: int | None = None,
     ) -> MaintenanceReport: ...
+    def claim_turn(
+        self, namespace: str, session_id: str, turn_id: str, now: int, stale_after: int
+    ) -> tuple[Literal["claimed", "done", "busy"], str | None, int | None]:
+        """Claim a turn for memory_after_turn: `("claimed", None, None)`, `("done",
+        result JSON or None, None)` or `("busy", None, claimed_at)`."""
+    def finish_turn(
+        self, namespace: str, session_id: str, turn_id: str, result: str, now: int
+    ) -> None: ...
+    def release_turn(self, namespace: str, session_id: str, turn_id: str) -> None: ...
     def overview(
         self, namespace: str | None = None, *, depth: int = 2, limit: int = 200
     ) -> list[dict[str, Any]]: ...

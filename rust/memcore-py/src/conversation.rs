@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 
 use memcore::conversation::{DocumentObservation, NewTurn, ProcedureRecord, WRITING_TOOLS};
 use memcore::engine::{
-    ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, estimate_tokens,
+    ContextRequest, ContextScoring, DirEntry, MaintenanceOptions, TurnClaim, estimate_tokens,
 };
 
 use crate::arrays::owned_vector;
@@ -234,9 +234,18 @@ impl PyEngine {
     }
 
     /// Expiry to invalidation, retention tier, version dedupe, archiving,
-    /// index compaction and SQLite optimize; returns the counters.
+    /// conversation summaries, the idempotency history bounded, op-log
+    /// compaction, index compaction and SQLite optimize; returns the counters.
+    ///
+    /// Args:
+    ///     log_min_age_hours: Compact op-log entries older than this (None: keep).
+    ///     summary_refresh_minutes: Refresh summaries older than this (None: none).
+    ///     max_processed_turns: Finished turn claims kept per session (None: all).
+    ///     now: The run's time in microseconds (None: the clock).
     #[pyo3(signature = (namespace, *, episodic_ttl_days = None, archive_after_days = None,
-        force_compact = false))]
+        force_compact = false, log_min_age_hours = None, summary_refresh_minutes = None,
+        max_processed_turns = None, now = None))]
+    #[allow(clippy::too_many_arguments)]
     fn run_maintenance(
         &self,
         py: Python<'_>,
@@ -244,17 +253,81 @@ impl PyEngine {
         episodic_ttl_days: Option<f64>,
         archive_after_days: Option<f64>,
         force_compact: bool,
+        log_min_age_hours: Option<f64>,
+        summary_refresh_minutes: Option<f64>,
+        max_processed_turns: Option<usize>,
+        now: Option<i64>,
     ) -> BindResult<MaintenanceReport> {
         let engine = self.engine()?;
         let options = MaintenanceOptions {
             episodic_ttl_days,
             archive_after_days,
             force_compact,
+            log_min_age_hours,
+            summary_refresh_minutes,
+            max_processed_turns,
+            now,
         };
         let r = run_write(py, &engine, (), |()| {
             engine.run_maintenance(namespace, &options)
         })?;
         Ok(MaintenanceReport::from(r))
+    }
+
+    /// Claim a turn for `memory_after_turn` at `now` (microseconds); a claim
+    /// left unfinished for `stale_after` microseconds is taken over.
+    ///
+    /// Returns:
+    ///     `(state, result, claimed_at)`: `("claimed", None, None)`, `("done",
+    ///     result JSON or None, None)` or `("busy", None, claimed_at)`.
+    fn claim_turn(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        session_id: &str,
+        turn_id: &str,
+        now: i64,
+        stale_after: i64,
+    ) -> BindResult<(&'static str, Option<String>, Option<i64>)> {
+        let engine = self.engine()?;
+        let claim = run_write(py, &engine, (), |()| {
+            engine.claim_turn(namespace, session_id, turn_id, now, stale_after)
+        })?;
+        Ok(match claim {
+            TurnClaim::Claimed => ("claimed", None, None),
+            TurnClaim::Done(result) => ("done", result, None),
+            TurnClaim::Busy(since) => ("busy", None, Some(since)),
+        })
+    }
+
+    /// Finish a claimed turn with the result a repeat gets back.
+    fn finish_turn(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        session_id: &str,
+        turn_id: &str,
+        result: &str,
+        now: i64,
+    ) -> BindResult<()> {
+        let engine = self.engine()?;
+        run_write(py, &engine, (), |()| {
+            engine.finish_turn(namespace, session_id, turn_id, result, now)
+        })
+    }
+
+    /// Give up an unfinished claim (the turn failed): a retry may claim it.
+    fn release_turn(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        session_id: &str,
+        turn_id: &str,
+    ) -> BindResult<()> {
+        let engine = self.engine()?;
+        run_write(py, &engine, (), |()| {
+            engine.release_turn(namespace, session_id, turn_id)
+        })
     }
 
     /// Namespaces, threads and conversations with counts, last update and

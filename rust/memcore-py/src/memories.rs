@@ -5,7 +5,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use memcore::engine::SimilarQuery;
-use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, ValidAt};
+use memcore::{ListQuery, MemoryPatch, MemoryType, NewMemory, Source, Tier, ValidAt};
 
 use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
@@ -45,8 +45,8 @@ impl PyEngine {
     ///     PayloadTooLargeError: Content or metadata is over the size limit.
     #[pyo3(signature = (namespace, content, *, memory_type = "semantic", source = "extracted",
         confidence = 1.0, importance = 0.5, metadata = None, thread_id = None, user_id = None,
-        event_time = None, valid_from = None, expires_at = None, vector = None, entities = None,
-        similar_threshold = None, similar_limit = 5))]
+        event_time = None, valid_from = None, expires_at = None, tier = "durable", vector = None,
+        entities = None, similar_threshold = None, similar_limit = 5))]
     #[allow(clippy::too_many_arguments)]
     fn store_memory<'py>(
         &self,
@@ -63,6 +63,7 @@ impl PyEngine {
         event_time: Option<i64>,
         valid_from: Option<i64>,
         expires_at: Option<i64>,
+        tier: &str,
         vector: Option<PyReadonlyArray1<'py, f32>>,
         entities: Option<Vec<String>>,
         similar_threshold: Option<f32>,
@@ -82,6 +83,7 @@ impl PyEngine {
             event_time,
             valid_from,
             expires_at,
+            tier: Tier::parse(tier)?,
             embedding: owned_vector(vector),
             entities: entities.unwrap_or_default(),
         };
@@ -178,7 +180,7 @@ impl PyEngine {
     /// when the store keeps vectors.
     #[pyo3(signature = (namespace, id, *, content = None, memory_type = None, source = None,
         confidence = None, importance = None, metadata = None, thread_id = None, user_id = None,
-        event_time = None, expires_at = None, vector = None))]
+        event_time = None, expires_at = None, tier = None, vector = None))]
     #[allow(clippy::too_many_arguments)]
     fn update_memory<'py>(
         &self,
@@ -195,6 +197,7 @@ impl PyEngine {
         user_id: Option<String>,
         event_time: Option<i64>,
         expires_at: Option<i64>,
+        tier: Option<&str>,
         vector: Option<PyReadonlyArray1<'py, f32>>,
     ) -> BindResult<MemoryRecord> {
         let engine = self.engine()?;
@@ -209,6 +212,7 @@ impl PyEngine {
             user_id,
             event_time,
             expires_at,
+            tier: tier.map(Tier::parse).transpose()?,
             embedding: owned_vector(vector),
         };
         let memory = run_write(py, &engine, patch, |patch| {
@@ -247,6 +251,46 @@ impl PyEngine {
         };
         let memories = run(py, &engine, || engine.list_memories(namespace, &query))?;
         Ok(memories.into_iter().map(MemoryRecord::from).collect())
+    }
+
+    /// Up to `limit` memories stored without a vector (of `namespace`, or of
+    /// every namespace), oldest first: `(namespace, id, content)`.
+    #[pyo3(signature = (namespace = None, limit = 256))]
+    fn pending_vectors(
+        &self,
+        py: Python<'_>,
+        namespace: Option<&str>,
+        limit: usize,
+    ) -> BindResult<Vec<(String, String, String)>> {
+        let engine = self.engine()?;
+        let pending = run(py, &engine, || engine.pending_vectors(namespace, limit))?;
+        Ok(pending
+            .into_iter()
+            .map(|p| (p.namespace, p.id, p.content))
+            .collect())
+    }
+
+    /// How many memories wait for their vector, all namespaces.
+    fn count_pending_vectors(&self, py: Python<'_>) -> BindResult<i64> {
+        let engine = self.engine()?;
+        run(py, &engine, || engine.count_pending_vectors())
+    }
+
+    /// Attach `vector` to a memory stored without one whose content is still
+    /// `content`; False when there was nothing to do.
+    fn attach_vector<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        id: &str,
+        content: &str,
+        vector: PyReadonlyArray1<'py, f32>,
+    ) -> BindResult<bool> {
+        let engine = self.engine()?;
+        let vector = owned_vector(Some(vector)).unwrap_or_default();
+        run_write(py, &engine, vector, |vector| {
+            engine.attach_vector(namespace, id, content, vector)
+        })
     }
 
     /// Number of memories in a namespace (every state).

@@ -9,7 +9,7 @@ use memcore::code::CodeChunk;
 use memcore::conversation::{DocVersion, Procedure, Turn};
 use memcore::engine::{ExportKind, Restorable};
 use memcore::knowledge::{Entity, Observation, Relation};
-use memcore::{Memory, MemoryType, Source};
+use memcore::{Memory, MemoryType, Source, Tier};
 
 use crate::arrays::owned_vector;
 use crate::engine::PyEngine;
@@ -169,6 +169,9 @@ struct MemoryArg {
     superseded_by: Option<String>,
     #[pyo3(item, default)]
     expires_at: Option<i64>,
+    /// Absent in exports made before tiers: durable.
+    #[pyo3(item, default)]
+    tier: Option<String>,
 }
 
 #[derive(FromPyObject)]
@@ -404,6 +407,13 @@ fn parse_record(item: &Bound<'_, PyAny>) -> PyResult<Restorable> {
                     supersedes: m.supersedes,
                     superseded_by: m.superseded_by,
                     expires_at: m.expires_at,
+                    tier: m
+                        .tier
+                        .as_deref()
+                        .map(Tier::parse)
+                        .transpose()
+                        .map_err(invalid)?
+                        .unwrap_or_default(),
                 },
                 vector_of(item)?,
             )

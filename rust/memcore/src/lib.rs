@@ -31,7 +31,7 @@ pub use engine::{
 pub use error::{Error, ErrorCode, Result};
 pub use fusion::{FusionMode, Weights};
 pub use kind::{Kind, KindSet};
-pub use memory::{Memory, MemoryPatch, MemoryType, NewMemory, Source};
+pub use memory::{Memory, MemoryPatch, MemoryType, NewMemory, Source, Tier};
 pub use store::Durability;
 pub use store::memories::ListQuery;
 pub use temporal::{Timestamp, ValidAt};

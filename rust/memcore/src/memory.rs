@@ -52,12 +52,14 @@ impl MemoryType {
     }
 }
 
-/// Whether the user asked for a memory or it was extracted from conversation.
+/// Where a memory came from: the user asked for it, a program extracted it,
+/// or memcore captured it from a user's message in `memory_after_turn`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Source {
     Explicit,
     #[default]
     Extracted,
+    Conversation,
 }
 
 impl Source {
@@ -66,6 +68,7 @@ impl Source {
         match self {
             Source::Explicit => "explicit",
             Source::Extracted => "extracted",
+            Source::Conversation => "conversation",
         }
     }
 
@@ -74,9 +77,47 @@ impl Source {
         match name {
             "explicit" => Ok(Source::Explicit),
             "extracted" => Ok(Source::Extracted),
+            "conversation" => Ok(Source::Conversation),
             other => Err(Error::invalid(
                 "source",
-                format!("Invalid source '{other}'. Use one of: explicit, extracted."),
+                format!("Invalid source '{other}'. Use one of: explicit, extracted, conversation."),
+            )),
+        }
+    }
+}
+
+/// How long a fact holds (the lifecycle contract's retention tiers, in UTC):
+/// `L1` is about today, `L2` about this week or a passing state, `Durable`
+/// holds until something supersedes it. A tier's expiry is set as
+/// `expires_at` when the fact is written (the caller knows its retention
+/// days), so searches leave an expired fact out at read time like any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tier {
+    L1,
+    L2,
+    #[default]
+    Durable,
+}
+
+impl Tier {
+    /// The public name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::L1 => "L1",
+            Tier::L2 => "L2",
+            Tier::Durable => "durable",
+        }
+    }
+
+    /// Parse a public name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "L1" => Ok(Tier::L1),
+            "L2" => Ok(Tier::L2),
+            "durable" => Ok(Tier::Durable),
+            other => Err(Error::invalid(
+                "tier",
+                format!("Invalid tier '{other}'. Use one of: L1, L2, durable."),
             )),
         }
     }
@@ -107,6 +148,7 @@ pub struct Memory {
     pub supersedes: Option<String>,
     pub superseded_by: Option<String>,
     pub expires_at: Option<Timestamp>,
+    pub tier: Tier,
 }
 
 /// What a caller gives to store a memory. Unset fields take the defaults of
@@ -126,6 +168,7 @@ pub struct NewMemory {
     /// Defaults to the creation time.
     pub valid_from: Option<Timestamp>,
     pub expires_at: Option<Timestamp>,
+    pub tier: Tier,
     pub embedding: Option<Vec<f32>>,
     /// Entities this memory is about, by name (created when unknown), in
     /// addition to the known names found in its text.
@@ -147,6 +190,7 @@ impl Default for NewMemory {
             event_time: None,
             valid_from: None,
             expires_at: None,
+            tier: Tier::default(),
             embedding: None,
             entities: Vec::new(),
         }
@@ -195,6 +239,7 @@ pub struct MemoryPatch {
     pub user_id: Option<String>,
     pub event_time: Option<Timestamp>,
     pub expires_at: Option<Timestamp>,
+    pub tier: Option<Tier>,
     /// The new content's embedding; required with `content` when the store
     /// keeps vectors, ignored otherwise.
     pub embedding: Option<Vec<f32>>,
@@ -238,6 +283,7 @@ impl MemoryPatch {
             && self.user_id.is_none()
             && self.event_time.is_none()
             && self.expires_at.is_none()
+            && self.tier.is_none()
     }
 }
 
@@ -390,5 +436,10 @@ mod tests {
             "INVALID_PARAMETER"
         );
         assert_eq!(Source::parse("explicit").unwrap().as_str(), "explicit");
+        assert_eq!(Source::parse("conversation").unwrap(), Source::Conversation);
+        for tier in [Tier::L1, Tier::L2, Tier::Durable] {
+            assert_eq!(Tier::parse(tier.as_str()).unwrap(), tier);
+        }
+        assert_eq!(Tier::parse("l1").unwrap_err().code(), "INVALID_PARAMETER");
     }
 }

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 
 use memcore::engine::{CompactReport as CoreCompact, IndexStatus};
-use memcore::{Memory, MemoryType, Scores as CoreScores, Source};
+use memcore::{Memory, MemoryType, Scores as CoreScores, Source, Tier};
 
 use super::{Flat, Json, Stamp, Texts, record};
 
@@ -33,6 +33,7 @@ record! {
         supersedes: Option<String>,
         superseded_by: Option<String>,
         expires_at: Option<Stamp>,
+        tier: Tier,
     }
 }
 
@@ -60,6 +61,7 @@ impl From<Memory> for MemoryRecord {
             supersedes: m.supersedes,
             superseded_by: m.superseded_by,
             expires_at: m.expires_at.map(Stamp),
+            tier: m.tier,
         }
     }
 }

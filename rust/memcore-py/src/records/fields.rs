@@ -10,7 +10,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{IntoPyObjectExt, PyClass};
 
-use memcore::{MemoryType, Source};
+use memcore::{MemoryType, Source, Tier};
 
 use super::Plain;
 use super::time;
@@ -292,6 +292,16 @@ impl Field for Source {
 
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(Source::parse(&value.extract::<String>()?).map_err(crate::errors::BindError::from)?)
+    }
+}
+
+impl Field for Tier {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.as_str().into_py_any(py)
+    }
+
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(Tier::parse(&value.extract::<String>()?).map_err(crate::errors::BindError::from)?)
     }
 }
 

@@ -147,6 +147,12 @@ record! {
         versions_deduplicated: usize,
         /// Conversations untouched and unretrieved long enough to be archived.
         conversations_archived: usize,
+        /// Conversation summaries made again (new turns, summary old enough).
+        summaries_refreshed: usize,
+        /// Finished `memory_after_turn` claims dropped past `max_processed_turns`.
+        turn_claims_pruned: usize,
+        /// Operation-log entries compacted (old, covered by the index files).
+        log_entries_compacted: usize,
         /// The compaction of the search indexes (see `CompactReport`).
         vectors_rebuilt: bool,
         tombstones_dropped: usize,
@@ -160,6 +166,9 @@ impl From<CoreMaintenance> for MaintenanceReport {
             memories_expired: r.memories_expired,
             versions_deduplicated: r.versions_deduplicated,
             conversations_archived: r.conversations_archived,
+            summaries_refreshed: r.summaries_refreshed,
+            turn_claims_pruned: r.turn_claims_pruned,
+            log_entries_compacted: r.log_entries_compacted,
             vectors_rebuilt: r.compact.vectors_rebuilt,
             tombstones_dropped: r.compact.tombstones_dropped,
             text_merged: r.compact.text_merged,

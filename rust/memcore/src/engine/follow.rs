@@ -198,10 +198,22 @@ pub(super) fn catch_up(
     let ops = oplog::since(&snapshot, applied, INCREMENTAL_OPS + 1)?;
     let memories_only =
         ops.len() <= INCREMENTAL_OPS && ops.iter().all(|op| op.kind == Kind::Memory);
-    if !(memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
+    // Maintenance may have compacted entries this follower had not applied
+    // (a process asleep for a day): the tables, not the log, are then whole.
+    let log_whole = compacted_through(&snapshot)? <= applied;
+    if !(log_whole && memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
         recovery::rebuild_catalog_from(&snapshot, indexes)?;
     }
     recovery::replay_from(&snapshot, indexes, applied, vector_seq, send)
+}
+
+/// The seq below which maintenance may have compacted the op log.
+fn compacted_through(conn: &Connection) -> Result<i64> {
+    Ok(
+        crate::store::meta::get(conn, super::upkeep::LOG_COMPACTED_THROUGH)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    )
 }
 
 /// Apply memory writes to the catalog and the graph's mention links one by

@@ -126,12 +126,13 @@ impl Engine {
             supersedes: None,
             superseded_by: None,
             expires_at: new.expires_at,
+            tier: new.tier,
         };
         (memory, new.embedding)
     }
 
     /// Publish new content of a memory (after commit, under the writer lock).
-    fn publish_content(
+    pub(super) fn publish_content(
         &self,
         key: i64,
         prev: Option<i64>,
@@ -408,6 +409,7 @@ fn apply_patch(m: &mut Memory, patch: MemoryPatch, now: Timestamp) -> Option<Str
         user_id,
         event_time,
         expires_at,
+        tier,
         embedding: _,
     } = patch;
     set_if(&mut m.memory_type, memory_type);
@@ -427,6 +429,7 @@ fn apply_patch(m: &mut Memory, patch: MemoryPatch, now: Timestamp) -> Option<Str
     if expires_at.is_some() {
         m.expires_at = expires_at;
     }
+    set_if(&mut m.tier, tier);
     m.updated_at = now;
     content.filter(|c| *c != m.content)
 }

@@ -23,6 +23,7 @@ mod maintenance;
 mod memories;
 mod mentions;
 mod overview;
+mod pending_vectors;
 #[cfg(feature = "postgres")]
 mod pg_mode;
 mod query;
@@ -32,8 +33,10 @@ mod reset;
 mod restore;
 mod search;
 mod store_similar;
+mod summaries;
 mod thread_prior;
 mod thread_spread;
+mod turn_claims;
 mod upkeep;
 
 use std::path::Path;
@@ -68,12 +71,15 @@ pub use indexes::INDEX_DIR;
 use indexes::{Change, Indexes};
 pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
+pub use pending_vectors::PendingMemory;
 #[cfg(feature = "postgres")]
 pub use pg_mode::{MIN_SEQ_WAIT, Written};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, THREAD_PRIOR};
 pub use store_similar::SimilarQuery;
+pub use summaries::summarize;
+pub use turn_claims::TurnClaim;
 pub use upkeep::{MaintenanceOptions, MaintenanceReport};
 
 /// Tables whose records carry generated ids (`prefix_` + 26-char body).

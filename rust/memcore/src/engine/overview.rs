@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::memory::validate_namespace;
 use crate::temporal::Timestamp;
 
-/// Terms never worth showing in an abstract.
-const STOPWORDS: &[&str] = &[
+/// Terms never worth showing in an abstract (nor weighing in a summary).
+pub(super) const STOPWORDS: &[&str] = &[
     "the", "and", "for", "are", "but", "not", "you", "all", "any", "can", "her", "was", "one",
     "our", "out", "has", "had", "have", "him", "his", "how", "its", "may", "new", "now", "see",
     "two", "who", "did", "get", "got", "let", "put", "say", "she", "too", "use", "with", "this",
@@ -175,15 +175,17 @@ fn conversation_entries(conn: &Connection, ns: &str) -> Result<Vec<DirEntry>> {
             } else {
                 ""
             };
+            // Maintenance's summary, when it made one, says more than terms.
+            let about = match super::summaries::stored_summary(conn, ns, &id)? {
+                Some(summary) if !summary.is_empty() => format!("; summary: {summary}"),
+                _ => terms_suffix(&requests),
+            };
             Ok(DirEntry {
                 path: format!("/{ns}/conversations/{id}"),
                 kind: "conversation",
                 count: turns,
                 updated_at: Some(updated),
-                summary: format!(
-                    "{turns} turns{archived}; first request: {first}{}",
-                    terms_suffix(&requests)
-                ),
+                summary: format!("{turns} turns{archived}; first request: {first}{about}"),
             })
         })
         .collect()

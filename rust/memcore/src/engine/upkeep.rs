@@ -1,7 +1,12 @@
 //! `memory_run_maintenance`: the few batch jobs an append-only memory needs —
 //! expiry turned into invalidation (history keeps the facts), retention
 //! tiers, duplicate document contents stored once, archiving of stale
-//! conversations, index compaction and SQLite's optimizer.
+//! conversations, conversation summaries, the idempotency history bounded,
+//! the operation log compacted, index compaction and SQLite's optimizer.
+//!
+//! Every step is idempotent and commits in small transactions, so a run
+//! stopped at any point (a kill -9 included) leaves a consistent store, and
+//! the next run finishes the work.
 
 use rusqlite::params;
 
@@ -16,9 +21,16 @@ use crate::memory::validate_namespace;
 use crate::store::memories::{self as rows, Memories};
 use crate::store::oplog::{self, Action};
 use crate::store::table;
-use crate::temporal::now_micros;
+use crate::temporal::{Timestamp, now_micros};
 
 const DAY_MICROS: f64 = 86_400e6;
+const HOUR_MICROS: f64 = 3_600e6;
+const MINUTE_MICROS: f64 = 60e6;
+/// Op-log rows deleted per transaction by the log compaction.
+const LOG_BATCH: i64 = 10_000;
+/// Metadata key: the highest seq the log compaction may have deleted below
+/// (a follower behind it rescans the tables instead of trusting the log).
+pub const LOG_COMPACTED_THROUGH: &str = "oplog_compacted_through";
 
 /// What maintenance should do beyond the always-on steps.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -29,6 +41,16 @@ pub struct MaintenanceOptions {
     pub archive_after_days: Option<f64>,
     /// Force an HNSW rebuild even below the tombstone threshold.
     pub force_compact: bool,
+    /// Op-log entries older than this many hours, which the index files
+    /// cover, are compacted (the current version of every record stays).
+    pub log_min_age_hours: Option<f64>,
+    /// A conversation's summary is made again when it has new turns and is
+    /// older than this many minutes.
+    pub summary_refresh_minutes: Option<f64>,
+    /// Finished `memory_after_turn` claims kept per session.
+    pub max_processed_turns: Option<usize>,
+    /// The time the run takes as now (tests inject it; None: the clock).
+    pub now: Option<Timestamp>,
 }
 
 /// Counters of one maintenance run.
@@ -37,6 +59,9 @@ pub struct MaintenanceReport {
     pub memories_expired: usize,
     pub versions_deduplicated: usize,
     pub conversations_archived: usize,
+    pub summaries_refreshed: usize,
+    pub turn_claims_pruned: usize,
+    pub log_entries_compacted: usize,
     pub compact: CompactReport,
 }
 
@@ -59,14 +84,45 @@ impl Engine {
                 ));
             }
         }
+        for (field, value) in [
+            ("compaction_min_age_hours", options.log_min_age_hours),
+            (
+                "summary_refresh_interval_minutes",
+                options.summary_refresh_minutes,
+            ),
+        ] {
+            if value.is_some_and(|v| !v.is_finite() || v < 0.0) {
+                return Err(Error::invalid(
+                    field,
+                    format!("{field} must be a number, 0 or more."),
+                ));
+            }
+        }
+        if options.max_processed_turns == Some(0) {
+            return Err(Error::invalid(
+                "max_processed_turns",
+                "max_processed_turns must be at least 1.",
+            ));
+        }
+        let now = options.now.unwrap_or_else(now_micros);
         let mut report = MaintenanceReport {
-            memories_expired: self.expire_memories(namespace, options.episodic_ttl_days)?,
+            memories_expired: self.expire_memories(namespace, options.episodic_ttl_days, now)?,
             versions_deduplicated: self.dedupe_versions(namespace)?,
             ..MaintenanceReport::default()
         };
         self.flush_surfaced()?;
         if let Some(days) = options.archive_after_days {
             report.conversations_archived = self.archive_conversations(namespace, days)?;
+        }
+        if let Some(minutes) = options.summary_refresh_minutes {
+            let before = now - (minutes * MINUTE_MICROS) as i64;
+            report.summaries_refreshed = self.refresh_summaries(namespace, before, now)?;
+        }
+        if let Some(keep) = options.max_processed_turns {
+            report.turn_claims_pruned = self.prune_turn_claims(namespace, keep)?;
+        }
+        if let Some(hours) = options.log_min_age_hours {
+            report.log_entries_compacted = self.compact_log(now - (hours * HOUR_MICROS) as i64)?;
         }
         report.compact = self.compact(options.force_compact)?;
         self.store.writer()?.execute_batch("PRAGMA optimize")?;
@@ -75,8 +131,12 @@ impl Engine {
 
     /// Memories past their expiry (or their tier's age) become invalid,
     /// with the reason recorded; `as_of` reads still see them.
-    fn expire_memories(&self, namespace: &str, episodic_ttl_days: Option<f64>) -> Result<usize> {
-        let now = now_micros();
+    fn expire_memories(
+        &self,
+        namespace: &str,
+        episodic_ttl_days: Option<f64>,
+        now: Timestamp,
+    ) -> Result<usize> {
         let tier_cutoff = episodic_ttl_days.map(|d| now - (d * DAY_MICROS) as i64);
         self.store.write_then(
             |tx| {
@@ -117,6 +177,49 @@ impl Engine {
                 changed.len()
             },
         )
+    }
+
+    /// Delete op-log entries written before `cutoff` that nothing needs any
+    /// more: the index files on disk cover them (they are flushed first), and
+    /// none is the current version of a record, which an index rebuilt from
+    /// nothing replays. Returns how many were deleted. The log's last seq
+    /// (`sqlite_sequence`) is untouched, so seqs are never reused.
+    fn compact_log(&self, cutoff: Timestamp) -> Result<usize> {
+        // Publications happen under the writer lock: once it is ours, every
+        // committed write up to the log's end is queued for the indexer.
+        let covered = {
+            let _writes_paused = self.store.writer()?;
+            oplog::last_seq(&*self.store.reader()?)?
+        };
+        if self.flush().is_err() {
+            return Ok(0); // the index files are behind (a full disk?): keep the log
+        }
+        let mut deleted = 0;
+        loop {
+            let n = self.store.write(|tx| {
+                let previous: i64 = crate::store::meta::get(tx, LOG_COMPACTED_THROUGH)?
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                if covered > previous {
+                    crate::store::meta::set(tx, LOG_COMPACTED_THROUGH, &covered.to_string())?;
+                }
+                Ok(tx.execute(
+                    "DELETE FROM oplog WHERE seq IN (
+                       SELECT seq FROM oplog o WHERE o.seq <= ?1 AND o.at < ?2
+                         AND NOT EXISTS (SELECT 1 FROM memories WHERE doc_key = o.seq)
+                         AND NOT EXISTS (SELECT 1 FROM entities WHERE doc_key = o.seq)
+                         AND NOT EXISTS (SELECT 1 FROM observations WHERE doc_key = o.seq)
+                         AND NOT EXISTS (SELECT 1 FROM turns WHERE doc_key = o.seq)
+                         AND NOT EXISTS (SELECT 1 FROM code_chunks WHERE doc_key = o.seq)
+                       ORDER BY o.seq LIMIT ?3)",
+                    params![covered, cutoff, LOG_BATCH],
+                )?)
+            })?;
+            deleted += n;
+            if n < LOG_BATCH as usize {
+                return Ok(deleted);
+            }
+        }
     }
 
     /// Keep the content of identical versions of a document once.

@@ -315,6 +315,34 @@ const MIGRATIONS: &[Migration] = &[
     ALTER TABLE memcore.document_conversations ALTER COLUMN namespace SET NOT NULL;
     ",
     },
+    Migration {
+        version: 3,
+        // The automatic path: a fact's retention tier, memory_after_turn's
+        // claims (shared, so a duplicate on another node is answered too)
+        // and conversation summaries (SQLite's step 8).
+        sql: r"
+    ALTER TABLE memcore.memories ADD COLUMN tier text NOT NULL DEFAULT 'durable';
+
+    CREATE TABLE memcore.turn_claims (
+        namespace  text   NOT NULL,
+        session_id text   NOT NULL,
+        turn_id    text   NOT NULL,
+        claimed_at bigint NOT NULL,
+        done_at    bigint,
+        result     text,
+        PRIMARY KEY (namespace, session_id, turn_id)
+    );
+
+    CREATE TABLE memcore.conversation_summaries (
+        namespace       text   NOT NULL,
+        conversation_id text   NOT NULL,
+        summary         text   NOT NULL,
+        turns           bigint NOT NULL,
+        refreshed_at    bigint NOT NULL,
+        PRIMARY KEY (namespace, conversation_id)
+    );
+    ",
+    },
 ];
 
 /// The record tables that have no namespace column in the SQLite store

@@ -6,14 +6,14 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::asking::asking_percent;
 use crate::error::Result;
 use crate::kind::Kind;
-use crate::memory::{Memory, MemoryType, Source};
+use crate::memory::{Memory, MemoryType, Source, Tier};
 use crate::store::table::{self, CatalogRow, DocumentTable, Table};
 use crate::store::vectors::encode;
 use crate::temporal::{Timestamp, ValidAt, effective_end};
 
 const COLUMNS: &str = "id, namespace, content, memory_type, source, confidence, importance, \
      metadata, thread_id, user_id, event_time, created_at, updated_at, accessed_at, valid_from, \
-     valid_until, invalidated_at, invalidation_reason, supersedes, superseded_by, expires_at";
+     valid_until, invalidated_at, invalidation_reason, supersedes, superseded_by, expires_at, tier";
 
 /// Which memories a listing returns, newest first.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +37,7 @@ impl Table for Memories {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
         let memory_type: String = r.get(3)?;
         let source: String = r.get(4)?;
+        let tier: String = r.get(21)?;
         Ok(Memory {
             id: r.get(0)?,
             namespace: r.get(1)?,
@@ -60,6 +61,7 @@ impl Table for Memories {
             supersedes: r.get(18)?,
             superseded_by: r.get(19)?,
             expires_at: r.get(20)?,
+            tier: Tier::parse(&tier).unwrap_or_default(),
         })
     }
 }
@@ -94,7 +96,7 @@ pub fn insert(
     conn.prepare_cached(&format!(
         "INSERT INTO memories({COLUMNS}, doc_key, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23)"
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
     ))?
     .execute(params![
         m.id,
@@ -118,6 +120,7 @@ pub fn insert(
         m.supersedes,
         m.superseded_by,
         m.expires_at,
+        m.tier.as_str(),
         doc_key,
         embedding.map(encode),
     ])?;
@@ -130,7 +133,8 @@ pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
         "UPDATE memories SET memory_type = ?2, source = ?3, confidence = ?4, importance = ?5,
              metadata = ?6, thread_id = ?7, user_id = ?8, event_time = ?9, updated_at = ?10,
              accessed_at = ?11, valid_from = ?12, valid_until = ?13, invalidated_at = ?14,
-             invalidation_reason = ?15, supersedes = ?16, superseded_by = ?17, expires_at = ?18
+             invalidation_reason = ?15, supersedes = ?16, superseded_by = ?17, expires_at = ?18,
+             tier = ?19
          WHERE id = ?1",
     )?
     .execute(params![
@@ -152,6 +156,7 @@ pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
         m.supersedes,
         m.superseded_by,
         m.expires_at,
+        m.tier.as_str(),
     ])?;
     Ok(())
 }

@@ -324,6 +324,42 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX code_chunks_by_name ON code_chunks(namespace, name);
     ",
     },
+    Migration {
+        version: 8,
+        sql: r"
+        -- The automatic path (docs/guide.md, the automatic path section).
+        -- A fact's retention tier: L1 (today), L2 (this week or a passing
+        -- state) or durable; its expiry is the row's expires_at.
+        ALTER TABLE memories ADD COLUMN tier TEXT NOT NULL DEFAULT 'durable';
+        CREATE INDEX memories_pending_vector ON memories(namespace) WHERE embedding IS NULL;
+
+        -- memory_after_turn's claims: one row per (namespace, session, turn)
+        -- taken before the turn is processed and finished with its result,
+        -- so a duplicate from any process or node is answered from here
+        -- (done) or told to retry (in flight). Bounded per session by
+        -- maintenance (max_processed_turns).
+        CREATE TABLE turn_claims (
+            namespace  TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn_id    TEXT NOT NULL,
+            claimed_at INTEGER NOT NULL,
+            done_at    INTEGER,
+            result     TEXT,
+            PRIMARY KEY (namespace, session_id, turn_id)
+        ) WITHOUT ROWID;
+
+        -- Each conversation's extractive summary, refreshed by maintenance
+        -- at most every summary_refresh_interval_minutes.
+        CREATE TABLE conversation_summaries (
+            namespace       TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            summary         TEXT NOT NULL,
+            turns           INTEGER NOT NULL,   -- turns the summary covers
+            refreshed_at    INTEGER NOT NULL,
+            PRIMARY KEY (namespace, conversation_id)
+        ) WITHOUT ROWID;
+    ",
+    },
 ];
 
 /// The version this build writes.

@@ -1,8 +1,9 @@
 """python -m benches.quality --locomo FILE --cosqa DIR [--quick] [--out DIR]
 
 With neither file given, the data under ../shared/bench is used. Update detection on store
-(benches/quality/updates.jsonl) runs with either; --updates-only runs just that part and
-puts its section into the report already in --out.
+(benches/quality/updates.jsonl) and fact capture (benches/quality/capture.jsonl, and
+capture_heldout.jsonl when present) run with either; --updates-only and --capture-only run
+just that part and put its section into the report already in --out.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only update detection, merged into the existing quality.json/quality.md",
     )
+    parser.add_argument(
+        "--capture-only",
+        action="store_true",
+        help="only fact capture, merged into the existing quality.json/quality.md",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     args = parser.parse_args(argv)
 
@@ -33,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.updates_only:
         fresh = harness.run_updates(quick=args.quick, log=log)
         result, text = harness.merge_updates(args.out, fresh)
+    elif args.capture_only:
+        result, text = harness.merge_capture(args.out, harness.run_capture(log=log))
     elif args.locomo is None and args.cosqa is None:
         result, text = harness.run_default(quick=args.quick, out_dir=args.out, log=log)
     else:

@@ -1,7 +1,7 @@
 """Run the quality sets and render their tables (shared by `python -m benches` and
 `python -m benches.quality`): LoCoMo retrieval and an agent's facts about one user (with
-LoCoMo), CoSQA retrieval and identifier queries on a real project (with CoSQA), and update
-detection on store."""
+LoCoMo), CoSQA retrieval and identifier queries on a real project (with CoSQA), update
+detection on store, and fact capture from user messages."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benches import embedding_cache
-from benches.quality import cosqa, definitions, facts, locomo, updates
+from benches.quality import capture, cosqa, definitions, facts, locomo, updates
 from benches.quality.metrics import table_row
 
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
@@ -34,6 +34,7 @@ def run(
     quick: bool,
     log: Callable[[str], None] = print,
     with_updates: bool = True,
+    with_capture: bool = True,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"subset": QUICK if quick else "full"}
     if locomo_file is not None:
@@ -58,6 +59,8 @@ def run(
         result["definitions"] = definitions.evaluate(quick=quick, log=log)
     if with_updates:
         result["updates"] = run_updates(quick=quick, log=log)
+    if with_capture:
+        result["capture"] = run_capture(log=log)
     return result
 
 
@@ -74,13 +77,31 @@ def run_updates(*, quick: bool, log: Callable[[str], None] = print) -> dict[str,
     return result
 
 
+def run_capture(*, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Fact capture on benches/quality/capture.jsonl, and on the held-out set beside it when
+    it exists (aggregates only: its misses are never shown)."""
+    log(f"[quality] fact capture {capture.DEV}")
+    return capture.evaluate(log=log)
+
+
 def merge_updates(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Put a fresh update-detection section into the report already in `out_dir` (the
     other sections are kept as they are) and write both files again."""
+    return _merge(out_dir, "updates", result, result["subset"])
+
+
+def merge_capture(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The same for a fresh fact-capture section (which always runs whole)."""
+    return _merge(out_dir, "capture", result, "full")
+
+
+def _merge(
+    out_dir: Path, section: str, result: dict[str, Any], subset: Any
+) -> tuple[dict[str, Any], str]:
     path = out_dir / "quality.json"
     merged: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
-    merged.setdefault("subset", result["subset"])
-    merged["updates"] = result
+    merged.setdefault("subset", subset)
+    merged[section] = result
     text = markdown(merged)
     write(out_dir, merged, text)
     return merged, text
@@ -128,6 +149,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += definitions.markdown(result["definitions"])
     if "updates" in result:
         lines += _updates_md(result["updates"])
+    if "capture" in result:
+        lines += capture.markdown_lines(result["capture"])
     return "\n".join(lines) + "\n"
 
 

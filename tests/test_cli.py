@@ -62,8 +62,8 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
 
 def test_store_search_recall_and_status(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     made = run_json(capsys, "store", "User prefers TypeScript", "--source", "explicit", *TEXT_ONLY)
-    assert set(made) == {"id", "created", "similar", "action_required"}
-    assert made["created"]["source"] == "explicit"
+    assert set(made) == {"id", "created", "similar", "action_required", "embedding"}
+    assert made["created"]["source"] == "explicit" and made["embedding"] == "none"
     run_json(capsys, "store", "User lives in Lisbon", "--thread-id", "t1", *TEXT_ONLY)
 
     found = run_json(capsys, "search", "typescript", "--text", *TEXT_ONLY)

@@ -82,7 +82,8 @@ def test_get_returns_what_was_stored(mem: Memory) -> None:
 def test_store_result_to_dict_has_the_mcp_shape(mem: Memory) -> None:
     result = mem.store_memory("Prod runs on Postgres 16")
     out = result.to_dict()
-    assert set(out) == {"id", "created", "similar", "action_required"}
+    assert set(out) == {"id", "created", "similar", "action_required", "embedding"}
+    assert out["embedding"] == "none", "a text-only store keeps no vectors"
     assert out["id"] == result.id == out["created"]["id"]
     assert out["similar"] == [] and out["action_required"] is None
     json.dumps(out)
@@ -216,7 +217,10 @@ def test_embeddings_never_appear_in_records(mem: Memory) -> None:
         assert not any("embed" in k or "vector" in k for k in out)
         assert not any(isinstance(v, np.ndarray | list) for k, v in out.items() if k != "metadata")
         assert not hasattr(record, "embedding")
-    assert "embed" not in json.dumps(mem.store_memory("x", vector=unit(2, 8)).to_dict())
+    stored = mem.store_memory("x", vector=unit(2, 8)).to_dict()
+    # The result says whether the vector is stored, never what it is.
+    assert stored.pop("embedding") == "stored"
+    assert "embed" not in json.dumps(stored)
 
 
 def test_embedding_is_stored_as_normalised_little_endian_f32(

@@ -5,20 +5,26 @@ memory_run_maintenance and memory_list_dir_with_abstract (which also lists code 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import memcore
 from backends import Backend, both_backends, sqlite_only
+from memcore._facade import lifecycle
 from memcore._time import iso
 
 pytestmark = both_backends
 
 estimate = memcore._core.Engine.estimate_tokens
+
+
+def _outcome(result: Mapping[str, Any]) -> tuple[bool, bool]:
+    return result["ok"], result["created"]
 
 
 def _user(text: str) -> list[dict[str, object]]:
@@ -41,7 +47,12 @@ def test_before_turn_prepends_facts_and_past_context(mem: memcore.Memory) -> Non
     assert fact in out["recall_fact_ids"]
     assert "## Relevant facts\n- The staging database is Postgres 16" in block["content"]
     assert "User: migrate the staging database" in block["content"]
-    assert out["context_token_count"] == estimate(block["content"])
+    # The memory item, and the whole input it heads (each item costs 4 on top of its text).
+    assert out["memory_token_count"] == estimate(block["content"]) + 4
+    assert out["context_token_count"] == sum(
+        estimate(lifecycle.item_text(i)) + 4 for i in out["input_items"]
+    )
+    assert out["compacted"] is False
     # Its own session's turns are never recalled.
     own = mem.memory_before_turn("s1", "t2", "staging database?")
     assert "migrate the staging database" not in own["input_items"][0]["content"]
@@ -53,11 +64,13 @@ def test_before_turn_stays_within_its_budget(mem: memcore.Memory, budget: int) -
         mem.store_memory(f"deployment fact {i}: the pipeline runs " + "nightly " * i)
         mem.record_turn(f"s{i}", f"deployment question {i} " + "about the pipeline " * 30)
     out = mem.memory_before_turn("now", "t", "deployment pipeline", memory_budget=budget)
-    assert out["context_token_count"] <= budget
-    assert (out["context_token_count"] > 0) == (budget >= 40)
-    text = "deployment pipeline " * 50  # the input leaves less room than the memory budget
-    tight = mem.memory_before_turn("now", "t", text, max_input_tok=estimate(text) + 60)
-    assert tight["context_token_count"] <= 60
+    assert out["memory_token_count"] <= budget + 4
+    assert (out["memory_token_count"] > 0) == (budget >= 40)
+    # A small model: the block yields to the input's room, and the whole still fits.
+    text = "deployment pipeline " * 50
+    tight = mem.memory_before_turn("now", "t", text, max_input_tok=800)
+    assert tight["memory_token_count"] <= 800 * 0.8 - 256
+    assert tight["context_token_count"] <= 800
 
 
 def test_before_turn_without_room_or_memories_passes_the_input_through(
@@ -70,8 +83,11 @@ def test_before_turn_without_room_or_memories_passes_the_input_through(
         assert out == {
             "input_items": [{"role": "user", "content": out["input_items"][0]["content"]}],
             "recall_fact_ids": [],
-            "context_token_count": 0,
+            "context_token_count": out["context_token_count"],
+            "memory_token_count": 0,
+            "compacted": out["compacted"],
         }
+    assert not empty["compacted"] and full["compacted"], "5 tokens hold no memory block"
     with pytest.raises(memcore.InvalidParameterError, match="current_input"):
         mem.memory_before_turn("s", "t", {"role": "user"})  # type: ignore[arg-type]
     with pytest.raises(memcore.InvalidParameterError, match="session_id"):
@@ -108,14 +124,14 @@ def test_after_turn_records_the_turn_with_its_tool_calls(mem: memcore.Memory) ->
         {"type": "tool_use", "name": "read-file", "input": {"path": "a.txt"}},
         {"role": "assistant", "content": [{"type": "output_text", "text": "a.txt and b.txt"}]},
     ]
-    assert mem.memory_after_turn("s", "t", inputs, outputs) == {"ok": True, "created": True}
+    assert _outcome(mem.memory_after_turn("s", "t", inputs, outputs)) == (True, True)
     turn = mem.get_turn("s", "t")
     assert turn.user_text == "list the files" and turn.agent_text == "a.txt and b.txt"
     assert [(p.tool, p.args) for p in turn.procedures] == [
         ("FUNCTIONS_SHELL", {"cmd": "ls"}),
         ("READ_FILE", {"path": "a.txt"}),
     ]
-    assert mem.memory_after_turn("s", "t", inputs, outputs) == {"ok": True, "created": False}
+    assert _outcome(mem.memory_after_turn("s", "t", inputs, outputs)) == (True, False)
     assert len(mem.list_turns("s")) == 1
 
 
@@ -147,11 +163,11 @@ def test_after_turn_is_exactly_once_under_concurrent_duplicates(mem: memcore.Mem
         t.start()
     for t in threads:
         t.join()
-    created = [o for o in outcomes if o == {"ok": True, "created": True}]
+    created = [o for o in outcomes if isinstance(o, dict) and _outcome(o) == (True, True)]
     others = [o for o in outcomes if o not in created]
     assert len(created) == 1
     assert all(
-        o == {"ok": True, "created": False} or isinstance(o, memcore.ResourceBusyError)
+        isinstance(o, memcore.ResourceBusyError) or _outcome(o) == (True, False)  # type: ignore[arg-type]
         for o in others
     )
     assert [t.turn_id for t in mem.list_turns("s")] == ["t"]
@@ -198,9 +214,9 @@ def test_a_duplicate_while_the_turn_is_in_flight_gets_resource_busy(
         assert info.value.details == {"session_id": "s", "turn_id": "t", "retryable": True}
     release.set()
     worker.join(30)
-    assert first == [{"ok": True, "created": True}]
+    assert [_outcome(o) for o in first] == [(True, True)]  # type: ignore[arg-type]
     # The retry after the first finished is answered by the stored turn, once.
-    assert mem.memory_after_turn("s", "t", "hello", "hi") == {"ok": True, "created": False}
+    assert _outcome(mem.memory_after_turn("s", "t", "hello", "hi")) == (True, False)
     assert [t.turn_id for t in mem.list_turns("s")] == ["t"]
     # Another turn of the session is never blocked by it.
     assert mem.memory_after_turn("s", "t2", "hello", "hi")["created"]

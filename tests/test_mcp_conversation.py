@@ -166,7 +166,9 @@ def test_before_and_after_turn(server: SyncClient) -> None:
     assert len(created) == 1, results
     for r in results:
         assert r.get("ok") is True or r["error"]["code"] == "RESOURCE_BUSY", r
-    assert server.ok("memory_after_turn", after) == {"ok": True, "created": False}
+    again = server.ok("memory_after_turn", after)
+    assert (again["ok"], again["created"]) == (True, False)
+    assert again["captured"] == created[0]["captured"], "the first call's result"
     listing = server.ok("memory_list_dir_with_abstract", {"session_id": "life"})
     assert listing["summaries"][0]["count"] == 1 and listing["summaries"][0]["has_overview"]
 

@@ -68,7 +68,7 @@ def test_every_tool_is_listed_with_a_complete_schema(server: SyncClient) -> None
         assert tool.annotations is not None
     store = tools["store_memory"].input_schema
     assert store["required"] == ["content"]
-    assert store["properties"]["source"]["enum"] == ["explicit", "extracted"]
+    assert store["properties"]["source"]["enum"] == ["explicit", "extracted", "conversation"]
     assert store["properties"]["source"]["default"] == "extracted"
     assert store["properties"]["confidence"] == {
         "type": "number",
@@ -107,7 +107,7 @@ def test_an_unknown_tool_in_the_profile_fails_at_start(home: Path) -> None:
 
 def test_store_search_supersede_search(server: SyncClient) -> None:
     old = server.ok("store_memory", {"content": "User lives in Seattle", "source": "explicit"})
-    assert set(old) == {"id", "created", "similar", "action_required"}
+    assert set(old) == {"id", "created", "similar", "action_required", "embedding"}
     assert old["id"].startswith("mem_") and old["created"]["id"] == old["id"]
     assert old["created"]["source"] == "explicit" and old["created"]["confidence"] == 1.0
     new = server.ok("store_memory", {"content": "User moved to Austin", "confidence": 0.9})
@@ -315,15 +315,24 @@ def test_answers_before_the_model_is_ready_then_round_trips_with_minilm(home: Pa
         assert client.tool_names() == CORE_TOOLS
         loading = client.ok("get_status")["embedding"]
         assert loading["status"] == "loading"
-        error = client.error("store_memory", {"content": "x"})
-        assert error["code"] == "EMBEDDING_ERROR"
-        assert error["message"].startswith("Embedding service not ready: ")
-        for tool in ("search_memories", "recall"):
-            found = client.ok(tool, {"query": "x"})
+        # Stored anyway, without its vector: found by keywords now, by meaning later.
+        early = client.ok("store_memory", {"content": "The user plays the cello on Sundays"})
+        assert early["embedding"] == "pending"
+        for tool, key in (("search_memories", "memories"), ("recall", "results")):
+            found = client.ok(tool, {"query": "cello"})
             assert found["degraded"] == "keywords only: embedding model loading"
+            assert _contents(found, key) == ["The user plays the cello on Sundays"]
         gate.touch()
         ready = _wait_ready(client)
         assert (ready["status"], ready["dim"]) == ("ready", 384)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = client.ok("search_memories", {"query": "which instrument does the user play?"})
+            if _contents(found)[:1] == ["The user plays the cello on Sundays"]:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pending memory was never embedded")
 
         old = client.ok("store_memory", {"content": "The user's favourite colour is blue"})
         assert old["similar"] == [] and old["action_required"] is None

@@ -43,6 +43,7 @@ MEMORY_FIELDS = (
     "supersedes",
     "superseded_by",
     "expires_at",
+    "tier",
 )
 TIMES = ("event_time", "created_at", "updated_at", "accessed_at", "valid_from")
 TIMES += ("valid_until", "invalidated_at", "expires_at")
@@ -191,7 +192,7 @@ def test_times_at_the_edges_of_the_calendar_match_the_facade() -> None:
         fields |= dict.fromkeys(("created_at", "updated_at", "accessed_at"), moment)
         fields |= {"valid_from": moment, "metadata": {}, "confidence": 1.0, "importance": 0.5}
         fields |= {"id": "m", "namespace": "n", "content": "c"}
-        fields |= {"memory_type": "semantic", "source": "explicit"}
+        fields |= {"memory_type": "semantic", "source": "explicit", "tier": "durable"}
         built = MemoryRecord(**fields)
         assert built.created_at == moment and built.created_at.tzinfo is UTC
         assert built.to_dict()["created_at"] == iso(moment)
@@ -472,11 +473,14 @@ def test_maintenance_counters_come_from_a_native_report(mem: memcore.Memory) -> 
         "memories_expired": 0,
         "versions_deduplicated": 0,
         "conversations_archived": 0,
+        "summaries_refreshed": 0,
+        "turn_claims_pruned": 0,
+        "log_entries_compacted": 0,
         "vectors_rebuilt": report["vectors_rebuilt"],
         "tombstones_dropped": 0,
         "text_merged": report["text_merged"],
     }
-    native = _core.MaintenanceReport(1, 2, 3, True, 4, False)
+    native = _core.MaintenanceReport(1, 2, 3, 4, 5, 6, True, 7, False)
     _roundtrips(native)
 
 

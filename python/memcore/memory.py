@@ -20,12 +20,16 @@ import numpy.typing as npt
 
 from memcore import _core
 from memcore._facade.code import CodeAPI
+from memcore._facade.fact_capture import FactExtractor
 from memcore._facade.facts import FactsAPI
 from memcore._facade.graph import GraphAPI
 from memcore._facade.graph_libraries import GraphLibrariesAPI
 from memcore._facade.maintenance import MaintenanceAPI
+from memcore._facade.pending_vectors import VectorBackfill
 from memcore._facade.store_health import StoreHealthAPI
 from memcore._facade.turn_lifecycle import TurnLifecycleAPI
+from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
+from memcore._facade.turn_settings import TurnSettings
 from memcore._time import from_micros, iso
 from memcore.config import resolve_data_dir
 from memcore.errors import invalid
@@ -39,10 +43,10 @@ _log = logging.getLogger("memcore.indexes")
 
 
 class Memory(
+    TurnLifecycleAPI,  # before FactsAPI: its fact capture builds on the facts API
     FactsAPI,
     GraphAPI,
     GraphLibrariesAPI,
-    TurnLifecycleAPI,
     CodeAPI,
     MaintenanceAPI,
     StoreHealthAPI,
@@ -96,6 +100,15 @@ class Memory(
         namespace_range: With a PostgreSQL URL, instead of ``namespaces``:
             ``"LO-HI/BUCKETS"``, the namespaces whose bucket (memcore's fixed
             hash, ``memcore namespace-bucket NAME``) lies in LO to HI.
+        fact_extractor: Replaces the rules that capture facts in memory_after_turn:
+            called with the turn's items (input then output), it returns the facts as
+            strings or ``{"content", "tier"?}`` dicts. Its failures and timeouts never
+            fail the turn: the rules capture instead and the failure is logged.
+        fact_extractor_timeout: Seconds the extractor may take per turn.
+        recent_context_items, compact_threshold, l1_retention_days,
+            l2_retention_days, compaction_min_age_hours,
+            summary_refresh_interval_minutes, max_processed_turns: The automatic
+            path's settings (memcore/_facade/turn_settings.py; None: the default).
 
     Raises:
         ResourceBusyError: Another process has the directory open for writing.
@@ -125,6 +138,15 @@ class Memory(
         replica_dir: str | os.PathLike[str] | None = None,
         namespaces: Sequence[str] | None = None,
         namespace_range: str | None = None,
+        fact_extractor: FactExtractor | None = None,
+        fact_extractor_timeout: float = 10.0,
+        recent_context_items: int | None = None,
+        compact_threshold: float | None = None,
+        l1_retention_days: int | None = None,
+        l2_retention_days: int | None = None,
+        compaction_min_age_hours: float | None = None,
+        summary_refresh_interval_minutes: float | None = None,
+        max_processed_turns: int | None = None,
     ) -> None:
         if not isinstance(namespace, str) or not namespace.strip():
             raise invalid("namespace", "namespace must be a non-empty string.")
@@ -152,6 +174,20 @@ class Memory(
             data_dir = base / "replica"
         if isinstance(namespaces, str):
             raise invalid("namespaces", "namespaces must be a list of names, not one string.")
+        # Checked before the store opens: a bad setting fails at start, not on a turn.
+        self._turn_settings = TurnSettings.from_values(
+            {
+                "recent_context_items": recent_context_items,
+                "compact_threshold": compact_threshold,
+                "l1_retention_days": l1_retention_days,
+                "l2_retention_days": l2_retention_days,
+                "compaction_min_age_hours": compaction_min_age_hours,
+                "summary_refresh_interval_minutes": summary_refresh_interval_minutes,
+                "max_processed_turns": max_processed_turns,
+            }
+        )
+        self._fact_extractor = _extractor(fact_extractor, fact_extractor_timeout)
+        self._turn_metrics = TurnMetrics()
         self._mode = mode
         self._project_root = root
         self._namespace = namespace
@@ -188,6 +224,7 @@ class Memory(
         except BaseException:
             self._engine.close()
             raise
+        self._backfill = self._start_backfill()
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -195,6 +232,8 @@ class Memory(
         """Release the data directory (idempotent)."""
         with self._close_lock:
             self._close_code()  # watchers first: a pass in flight uses both below
+            if self._backfill is not None:
+                self._backfill.close()
             if self._embeddings is not None:
                 self._embeddings.close()
             self._engine.close()
@@ -224,6 +263,16 @@ class Memory(
     def project_root(self) -> Path | None:
         """The project root in local mode, else None."""
         return self._project_root
+
+    @property
+    def turn_settings(self) -> TurnSettings:
+        """The automatic path's settings of this instance."""
+        return self._turn_settings
+
+    def turn_metrics(self) -> TurnMetricsSnapshot:
+        """The automatic path's counters in this process (the lifecycle contract's
+        seven metrics, without their ``mcp_memory_`` prefix)."""
+        return self._turn_metrics.snapshot()
 
     @property
     def embeddings(self) -> EmbeddingService | None:
@@ -291,6 +340,16 @@ class Memory(
 
     # -- embeddings and the model guard ----------------------------------------------
 
+    def _start_backfill(self) -> VectorBackfill | None:
+        """The thread that embeds memories stored while the model was not ready; its
+        first pass starts now when some from an earlier run still wait."""
+        if self._embeddings is None or self._engine.read_only:
+            return None
+        backfill = VectorBackfill(self._engine, self._embeddings)
+        if self._engine.count_pending_vectors() > 0:
+            backfill.schedule()
+        return backfill
+
     def _start_embeddings(
         self,
         model: str | None,
@@ -329,6 +388,21 @@ class Memory(
             wait=wait,
             on_ready=None if embedder is None else guard.custom_check(reset_memory),
         )
+
+
+def _extractor(
+    extractor: FactExtractor | None, timeout: float
+) -> tuple[FactExtractor, float] | None:
+    if extractor is None:
+        return None
+    if not callable(extractor):
+        raise invalid("fact_extractor", "fact_extractor must be a callable (items -> facts).")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 1e6:
+        raise invalid(
+            "fact_extractor_timeout",
+            f"fact_extractor_timeout must be a number of seconds above 0, got {timeout!r}.",
+        )
+    return extractor, float(timeout)
 
 
 def _database_url(path: str | os.PathLike[str] | None) -> str | None:

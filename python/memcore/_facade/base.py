@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -15,10 +15,20 @@ from memcore.errors import EmbeddingError, PayloadTooLargeError, invalid
 
 if TYPE_CHECKING:
     from memcore._core import Engine
+    from memcore._facade.pending_vectors import VectorBackfill
+    from memcore._facade.turn_settings import TurnSettings
     from memcore.embeddings import EmbeddingService
 
 Vector = npt.NDArray[np.float32]
 VectorLike = npt.ArrayLike
+
+
+class StoredVector(NamedTuple):
+    """A memory's vector as it will be stored (see `FacadeBase._stored_vector`)."""
+
+    vector: Vector | None
+    state: str
+    reason: str | None = None
 
 
 def check_text_size(field: str, text: str, advice: str) -> None:
@@ -44,10 +54,14 @@ class FacadeBase:
     _engine: Engine
     _namespace: str
     _embeddings: EmbeddingService | None
+    # The automatic path's settings (memory.py): tiers' retention, compaction, maintenance.
+    _turn_settings: TurnSettings
     # A PostgreSQL node serving only some namespaces (memory.py sets it): the
     # others are refused, so a tenant routed to the wrong node gets an error
     # naming the fix instead of an empty store.
     _serves_subset: bool = False
+    # Attaches vectors to memories stored while the model was not ready (memory.py).
+    _backfill: VectorBackfill | None = None
 
     def _ns(self, namespace: str | None) -> str:
         """The namespace of a call: the given one, else the instance default.
@@ -69,6 +83,29 @@ class FacadeBase:
             return None
         row: Vector = self._embeddings.embed_passages([text])[0]
         return row
+
+    def _stored_vector(self, text: str, vector: VectorLike | None) -> StoredVector:
+        """The vector to store a memory with and its state: ``"stored"`` (given or
+        embedded), ``"none"`` (a text-only store) or ``"pending"``: the model is still
+        loading past the wait, failed, or failed on this text, so the memory is stored
+        without it (keyword-searchable at once) and embedded when the model is ready;
+        `reason` then says why, as the embedding error would have.
+
+        Raises:
+            EmbeddingError: The store is closed.
+        """
+        from memcore._facade.pending_vectors import stores_pending
+
+        if vector is None and (self._embeddings is None or not text.strip()):
+            return StoredVector(None, "none")
+        try:
+            embedded = self._passage_vector(text, vector)
+        except EmbeddingError as exc:
+            if self._backfill is None or not stores_pending(exc):
+                raise
+            self._backfill.schedule()
+            return StoredVector(None, "pending", str(exc))
+        return StoredVector(embedded, "stored")
 
     def _query_vector(self, query: str | None, vector: VectorLike | None) -> Vector:
         """The vector to search with: the one given, else the query's embedding."""

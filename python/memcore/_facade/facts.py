@@ -16,8 +16,9 @@ from memcore._facade.search import (
     action_for,
     similar_to_update,
 )
+from memcore._facade.tiers import check_tier, tier_expiry
 from memcore._facade.updates import candidate_floor
-from memcore._time import TimeLike, optional_micros, to_micros
+from memcore._time import TimeLike, from_micros, optional_micros, to_micros
 from memcore.errors import invalid
 from memcore.records.facts import MemoryRecord, StoreResult, SupersedeResult
 
@@ -76,6 +77,7 @@ class FactsAPI(SearchAPI):
         valid_from: TimeLike | None = None,
         ttl: float | timedelta | None = None,
         expires_at: TimeLike | None = None,
+        tier: str = "durable",
         namespace: str | None = None,
         vector: VectorLike | None = None,
         entities: Sequence[str] | None = None,
@@ -99,6 +101,10 @@ class FactsAPI(SearchAPI):
             valid_from: When the fact starts to hold (default: now).
             ttl: Seconds (or a timedelta) until the memory expires.
             expires_at: An absolute expiry instead of ttl.
+            tier: "L1" (about today: expires at the start of the UTC day
+                `l1_retention_days` later), "L2" (this week or a passing state:
+                `l2_retention_days`) or "durable" (no expiry). An explicit ttl or
+                expires_at wins over the tier's expiry.
             namespace: Override the instance's namespace.
             vector: A precomputed embedding instead of embedding `content`.
             entities: Names of entities the memory is about (unknown names
@@ -117,7 +123,7 @@ class FactsAPI(SearchAPI):
             raise invalid("content", "content must be a string.")
         check_text_size("content", content, _SPLIT_ADVICE)
         ns = self._ns(namespace)
-        passage_vector = self._passage_vector(content, vector) if content.strip() else None
+        passage_vector, embedding, pending_reason = self._stored_vector(content, vector)
         # Candidates for the update rule come back with the new memory: one crossing.
         floor = None if passage_vector is None else candidate_floor(content)
         created, candidates = self._engine.store_memory(
@@ -132,18 +138,27 @@ class FactsAPI(SearchAPI):
             user_id=user_id,
             event_time=optional_micros(event_time, "event_time"),
             valid_from=optional_micros(valid_from, "valid_from"),
-            expires_at=_expiry(ttl, expires_at),
+            expires_at=_expiry(ttl, expires_at) or self._tier_expiry(tier, valid_from),
+            tier=tier,
             vector=passage_vector,
             entities=_names(entities),
             similar_threshold=floor,
             similar_limit=SIMILAR_CANDIDATES,
         )
         if passage_vector is None:
-            return StoreResult(created=created)
+            return StoreResult(created=created, embedding=embedding, pending_reason=pending_reason)
         similar = similar_to_update(content, candidates)
         return StoreResult(
-            created=created, similar=similar, action_required=action_for(created.id, similar)
+            created=created,
+            similar=similar,
+            action_required=action_for(created.id, similar),
+            embedding=embedding,
         )
+
+    def _tier_expiry(self, tier: str, valid_from: TimeLike | None) -> int | None:
+        start = optional_micros(valid_from, "valid_from")
+        written = datetime.now(UTC) if start is None else from_micros(start)
+        return tier_expiry(check_tier(tier), written, self._turn_settings)
 
     def store_memories(
         self,

@@ -1,6 +1,6 @@
 """The turn lifecycle for thin clients (`memory_before_turn`, `memory_after_turn`,
 `memory_run_maintenance`, `memory_list_dir_with_abstract`): message-item parsing,
-prompt-block assembly and the in-flight guard. The facade methods live in
+prompt-block assembly and the store's claim on a turn being recorded. The facade methods live in
 `memcore._facade.turn_lifecycle`; this module holds the parts that need no engine.
 
 Items are the chat/response items clients already have: `{"role", "content"}` where
@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, TypedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 # The core's limits, in UTF-8 bytes: on a user / agent text recorded, and on a
 # procedure's argument JSON (rust/memcore/src/memory.rs, conversation.rs).
 from memcore._core import MAX_ARGS_BYTES as MAX_ARGS_BYTES
 from memcore._core import MAX_TEXT_BYTES as MAX_TEXT_BYTES
+from memcore._time import from_micros, iso, now_micros
 from memcore.errors import ResourceBusyError, invalid
+
+if TYPE_CHECKING:
+    from memcore._core import Engine
 
 #: The role of the memory item `memory_before_turn` prepends.
 MEMORY_ROLE = "system"
@@ -45,18 +47,27 @@ _TOOL_CHARS = re.compile(r"[^A-Za-z0-9_]+")
 
 
 class BeforeTurnResult(TypedDict):
-    """What `memory_before_turn` returns."""
+    """What `memory_before_turn` returns: `context_token_count` is the estimated cost of
+    the whole input (instructions, memory block, items), `memory_token_count` the memory
+    block's share, `compacted` whether older items became a digest."""
 
     input_items: list[dict[str, Any]]
     recall_fact_ids: list[str]
     context_token_count: int
+    memory_token_count: int
+    compacted: bool
 
 
 class AfterTurnResult(TypedDict):
-    """What `memory_after_turn` returns: `created` is False for a repeated turn."""
+    """What `memory_after_turn` returns: `created` is False for a repeated turn, which
+    gets the first call's facts back; `captured`, `skipped` and `extractor` are the
+    capture report (memcore/_facade/fact_capture.py)."""
 
     ok: bool
     created: bool
+    captured: list[Any]
+    skipped: list[Any]
+    extractor: str
 
 
 def as_items(value: Any, field: str) -> list[dict[str, Any]]:
@@ -200,39 +211,39 @@ def under(path: str, prefix: str) -> bool:
     return not prefix or path == prefix or path.startswith(prefix + "/")
 
 
-class InFlightTurns:
-    """Turns being recorded right now in this process, by (data dir, namespace, session,
-    turn). One process owns a data directory for writing, so this in-process set sees
-    every concurrent attempt; a duplicate that arrives while the first is still being
-    processed gets RESOURCE_BUSY, and one that arrives after it is answered by the
-    core's idempotent `record_turn`."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._keys: set[tuple[str, ...]] = set()
-
-    @contextmanager
-    def claim(self, key: tuple[str, ...]) -> Iterator[None]:
-        """Hold `key` for the duration of the block.
-
-        Raises:
-            ResourceBusyError: The same key is held by another call.
-        """
-        with self._lock:
-            if key in self._keys:
-                err = ResourceBusyError(
-                    f"Turn {key[-1]!r} of session {key[-2]!r} is being recorded right now; "
-                    "retry shortly (the retry succeeds once, and only once, it is stored)."
-                )
-                err.details = {"session_id": key[-2], "turn_id": key[-1], "retryable": True}
-                raise err
-            self._keys.add(key)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._keys.discard(key)
+#: Seconds after which a claimed turn whose processing never finished (its process died)
+#: may be claimed again; until then a duplicate is told to retry.
+CLAIM_STALE_SECONDS = 60.0
 
 
-#: The guard shared by every Memory of this process.
-IN_FLIGHT = InFlightTurns()
+def claim(
+    engine: Engine, namespace: str, session_id: str, turn_id: str, stale_after: int
+) -> AfterTurnResult | None:
+    """Claim a turn for memory_after_turn in the store (so a duplicate from any process
+    or node sees it): None when it is this call's to process, the first call's result
+    when the turn was processed already.
+
+    Raises:
+        ResourceBusyError: Another call is processing the same turn right now.
+    """
+    state, result, since = engine.claim_turn(
+        namespace, session_id, turn_id, now_micros(), stale_after
+    )
+    if state == "claimed":
+        return None
+    if state == "done":
+        first: dict[str, Any] = json.loads(result) if result else {}
+        return {
+            "ok": True,
+            "created": False,
+            "captured": first.get("captured", []),
+            "skipped": first.get("skipped", []),
+            "extractor": first.get("extractor", "rules"),
+        }
+    err = ResourceBusyError(
+        f"Turn {turn_id!r} of session {session_id!r} is being recorded right now (since "
+        f"{iso(from_micros(since or 0))}); retry shortly: the retry is answered with the "
+        "first call's result once it is stored."
+    )
+    err.details = {"session_id": session_id, "turn_id": turn_id, "retryable": True}
+    raise err

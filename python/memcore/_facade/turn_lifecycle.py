@@ -12,15 +12,26 @@ Token budgets are charged with the core's estimate, ceil(characters / 4)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memcore._core import Engine
 from memcore._facade import lifecycle
 from memcore._facade.base import Vector
+from memcore._facade.compaction import MIN_ROOM, compact_items, item_tokens
 from memcore._facade.conversation import ConversationAPI, _count, _sequence, _tag
 from memcore._facade.conversation_handles import build_procedures
-from memcore._time import iso, optional_datetime
+from memcore._facade.fact_capture import FactCaptureAPI
+from memcore._time import (
+    TimeLike,
+    from_micros,
+    iso,
+    now_micros,
+    optional_datetime,
+    optional_micros,
+    to_micros,
+)
 from memcore.code.overview import with_projects
 from memcore.errors import EmbeddingError, invalid
 
@@ -30,7 +41,7 @@ def estimate_tokens(text: str) -> int:
     return Engine.estimate_tokens(text)
 
 
-class TurnLifecycleAPI(ConversationAPI):
+class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
     """The four lifecycle calls of a thin client, over the interaction log."""
 
     def memory_before_turn(
@@ -42,18 +53,23 @@ class TurnLifecycleAPI(ConversationAPI):
         max_input_tok: int = 120_000,
         memory_budget: int = 2000,
         recall_limit: int = 20,
+        base_instructions: str | None = None,
         user_id: str | None = None,
         documents: Sequence[Any] | None = None,
         namespace: str | None = None,
     ) -> lifecycle.BeforeTurnResult:
-        """Prepare a turn's input: recalled facts and past context, as one item put first.
+        """Prepare a turn's input: recalled facts and past context as one item put first,
+        and the session compacted when it no longer fits.
 
         The memory block is a `{"role": "system", "content": text}` item prepended to
         the input; it holds up to half its budget of facts (hybrid recall on the user
         message) and past turns of other sessions (`retrieve_context`) in the rest. Its
-        budget is `memory_budget`, lowered to what `max_input_tok` leaves after the
-        input (estimated at chars / 4). Nothing is recorded. If the embedding model is
-        still loading, retrieval uses keywords and documents only.
+        budget is `memory_budget`, lowered so that the input keeps room. When the
+        instructions, the block and the items exceed `compact_threshold` of
+        `max_input_tok`, the latest `recent_context_items` items stay verbatim and the
+        older ones become one extractive digest (memcore/_facade/compaction.py), so the
+        whole fits; the recorded turns stay whole in the store. Nothing is recorded. If
+        the embedding model is still loading, retrieval uses keywords and documents only.
 
         Args:
             session_id: The conversation; its own turns are never recalled.
@@ -62,35 +78,104 @@ class TurnLifecycleAPI(ConversationAPI):
             max_input_tok: The model's input budget in tokens.
             memory_budget: Most tokens the memory block may take.
             recall_limit: Most facts considered (1-50).
+            base_instructions: The caller's system instructions, counted against
+                `max_input_tok` (not returned).
             user_id: Accepted for the contract; namespaces are the isolation boundary.
             documents: Paths or URLs the session works on (hypernode lookup).
             namespace: Override the instance's namespace.
 
         Returns:
-            `{input_items, recall_fact_ids, context_token_count}`.
+            `{input_items, recall_fact_ids, context_token_count, memory_token_count,
+            compacted}`: `context_token_count` is what the whole input costs
+            (instructions, memory block and items, estimated as the core does),
+            `memory_token_count` the memory block's share.
         """
-        del user_id  # isolation is by namespace: map users to namespaces
+        with self._turn_metrics.counting("before_turn"):
+            return self._before_turn(
+                session_id,
+                turn_id,
+                current_input,
+                max_input_tok,
+                memory_budget,
+                recall_limit,
+                base_instructions,
+                documents,
+                namespace,
+            )
+
+    def _before_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        current_input: str | Sequence[Mapping[str, Any]],
+        max_input_tok: int,
+        memory_budget: int,
+        recall_limit: int,
+        base_instructions: str | None,
+        documents: Sequence[Any] | None,
+        namespace: str | None,
+    ) -> lifecycle.BeforeTurnResult:
         _tag("session_id", session_id)
         _tag("turn_id", turn_id)
         items = lifecycle.as_items(current_input, "current_input")
+        if base_instructions is not None and not isinstance(base_instructions, str):
+            raise invalid("base_instructions", "base_instructions must be a string.")
         ns = self._ns(namespace)
         resolver = self._document_resolver()
         docs = [
             resolver.canonical(d, "documents", on_disk=False)
             for d in _sequence(documents, "documents")
         ]
+        limit = _count("max_input_tok", max_input_tok)
+        settings = self._turn_settings
+        # What the output may cost before compaction is due, less what is fixed.
+        target = int(settings.compact_threshold * limit)
+        fixed = estimate_tokens(base_instructions) if base_instructions else 0
         query = lifecycle.query_text(items)
+        # The memory block never takes the room the items need at the least.
+        budget = min(_count("memory_budget", memory_budget), target - fixed - MIN_ROOM)
+        block, fact_ids = "", list[str]()
+        if budget >= lifecycle.MIN_BLOCK_TOKENS and (query.strip() or docs):
+            block, fact_ids = self._memory_block(
+                ns, session_id, query, docs, budget, _count("recall_limit", recall_limit)
+            )
+        head = [{"role": lifecycle.MEMORY_ROLE, "content": block}] if block else []
+        block_tokens = sum(item_tokens(i, estimate_tokens) for i in head)
+        items_tokens = sum(item_tokens(i, estimate_tokens) for i in items)
+        compacted = fixed + block_tokens + items_tokens > target
+        if compacted:
+            fitted = compact_items(
+                items,
+                room=max(1, target - fixed - block_tokens),
+                recent=settings.recent_context_items,
+                query=query,
+                estimate=estimate_tokens,
+            )
+            items, items_tokens = fitted.items, fitted.tokens
+            self._turn_metrics.compacted()
+        return {
+            "input_items": [*head, *items],
+            "recall_fact_ids": fact_ids,
+            "context_token_count": fixed + block_tokens + items_tokens,
+            "memory_token_count": block_tokens,
+            "compacted": compacted,
+        }
+
+    def _memory_block(
+        self,
+        namespace: str,
+        session_id: str,
+        query: str,
+        documents: list[str],
+        budget: int,
+        recall_limit: int,
+    ) -> tuple[str, list[str]]:
+        """The memory block's text within `budget` tokens, and the fact ids it holds."""
         estimate = estimate_tokens
-        room = _count("max_input_tok", max_input_tok) - sum(
-            estimate(lifecycle.item_text(i)) for i in items
-        )
-        budget = min(_count("memory_budget", memory_budget), room)
-        if budget < lifecycle.MIN_BLOCK_TOKENS or not (query.strip() or docs):
-            return {"input_items": items, "recall_fact_ids": [], "context_token_count": 0}
         q = self._lifecycle_vector(query)
         facts_text, fact_ids = "", list[str]()
         if query.strip():
-            hits = self._engine.recall(ns, query, q, limit=_count("recall_limit", recall_limit))
+            hits = self._engine.recall(namespace, query, q, limit=recall_limit)
             facts = [(h.memory.id, h.memory.content) for h in hits]
             facts_text, fact_ids = lifecycle.pack_facts(facts, budget // 2, estimate)
         # The blocks are joined by a newline: charge it so the sum stays within budget.
@@ -98,16 +183,15 @@ class TurnLifecycleAPI(ConversationAPI):
         context_text = ""
         if left >= lifecycle.MIN_BLOCK_TOKENS:
             context_text = self._engine.retrieve_context(
-                ns, query, q, conversation_id=session_id, documents=docs, token_budget=left
+                namespace,
+                query,
+                q,
+                conversation_id=session_id,
+                documents=documents,
+                token_budget=left,
             ).text
         block = "\n".join(t for t in (facts_text, context_text) if t)
-        if not block:
-            return {"input_items": items, "recall_fact_ids": [], "context_token_count": 0}
-        return {
-            "input_items": [{"role": lifecycle.MEMORY_ROLE, "content": block}, *items],
-            "recall_fact_ids": fact_ids,
-            "context_token_count": estimate(block),
-        }
+        return block, (fact_ids if block else [])
 
     def memory_after_turn(
         self,
@@ -117,23 +201,51 @@ class TurnLifecycleAPI(ConversationAPI):
         output_items: str | Sequence[Mapping[str, Any]],
         *,
         user_id: str | None = None,
+        at: TimeLike | None = None,
         namespace: str | None = None,
     ) -> lifecycle.AfterTurnResult:
-        """Record a finished turn exactly once per (namespace, session_id, turn_id).
+        """Record a finished turn and capture its facts, exactly once per (namespace,
+        session_id, turn_id), from any process.
 
-        The user text is the last user message of `input_items` (the memory block is
-        skipped), the agent text the assistant messages of `output_items`, and its
-        tool calls become procedures. Texts over the core's 100,000-byte limit are
+        The recorded user text is the last user message of `input_items` (the memory
+        block is skipped), the agent text the assistant messages of `output_items`, and
+        its tool calls become procedures. Texts over the core's 100,000-byte limit are
         truncated rather than refused, so a long paste never loses the turn.
 
+        Facts: the durable statements of the turn's user messages are stored as
+        memories (memcore/_facade/fact_capture.py; docs/guide.md, "The automatic path"),
+        each with its retention tier; one that updates a stored fact supersedes it.
+
+        Args:
+            at: When the turn happened (default: now): the turn's time, and the day a
+                captured fact's tier counts from.
+
         Returns:
-            `{ok: True, created}`; `created` is False when the turn was already stored.
+            `{ok, created, captured, skipped, extractor}`: `created` is False when the
+            turn was already recorded (then the first call's result is returned, or
+            empty lists when it is no longer kept); `captured` lists each stored fact
+            (id, content, tier, the fact it superseded, possible updates left to the
+            caller), `skipped` each statement not stored and why.
 
         Raises:
             ResourceBusyError: The same turn is being recorded right now (retryable).
             InvalidParameterError: `input_items` holds no user message.
         """
-        del user_id  # isolation is by namespace: map users to namespaces
+        with self._turn_metrics.counting("after_turn"):
+            return self._after_turn(
+                session_id, turn_id, input_items, output_items, user_id, at, namespace
+            )
+
+    def _after_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        input_items: str | Sequence[Mapping[str, Any]],
+        output_items: str | Sequence[Mapping[str, Any]],
+        user_id: str | None,
+        at: TimeLike | None,
+        namespace: str | None,
+    ) -> lifecycle.AfterTurnResult:
         _tag("session_id", session_id)
         _tag("turn_id", turn_id)
         inputs = lifecycle.as_items(input_items, "input_items")
@@ -146,12 +258,20 @@ class TurnLifecycleAPI(ConversationAPI):
         if not user.strip():
             raise invalid("input_items", "input_items holds no user message to record.")
         ns = self._ns(namespace)
+        when = from_micros(optional_micros(at, "at") or now_micros())
         answer = lifecycle.agent_text(outputs)
         procedures = build_procedures(
             self._document_resolver(), lifecycle.tool_calls(outputs), self._content_limit()
         )
-        with lifecycle.IN_FLIGHT.claim((self._engine.path, ns, session_id, turn_id)):
-            result = self._record(
+        claim = lifecycle.claim(self._engine, ns, session_id, turn_id, self._claim_wait())
+        if claim is not None:
+            self._turn_metrics.conflict()
+            return claim
+        try:
+            report = self._capture_turn_facts(
+                ns, session_id, turn_id, inputs, outputs, at=when, user_id=user_id
+            )
+            recorded = self._record(
                 ns,
                 session_id,
                 turn_id,
@@ -160,9 +280,26 @@ class TurnLifecycleAPI(ConversationAPI):
                 thread_id=None,
                 procedures=procedures,
                 vector=None,
-                at=None,
+                at=to_micros(when, "at"),
             )
-        return {"ok": True, "created": result.created}
+            result: lifecycle.AfterTurnResult = {
+                "ok": True,
+                "created": recorded.created,
+                **report.to_dict(),  # type: ignore[typeddict-item]
+            }
+            self._engine.finish_turn(
+                ns, session_id, turn_id, json.dumps(result, ensure_ascii=False), now_micros()
+            )
+        except BaseException:
+            self._engine.release_turn(ns, session_id, turn_id)
+            raise
+        return result
+
+    def _claim_wait(self) -> int:
+        """Microseconds after which an unfinished claim counts as abandoned (its process
+        died): well past the slowest turn, a fact extractor's timeout included."""
+        extractor = 0.0 if self._fact_extractor is None else self._fact_extractor[1]
+        return int((lifecycle.CLAIM_STALE_SECONDS + 2 * extractor) * 1e6)
 
     def memory_run_maintenance(
         self,
@@ -170,25 +307,40 @@ class TurnLifecycleAPI(ConversationAPI):
         episodic_ttl_days: float | None = None,
         archive_after_days: float | None = None,
         force_compact: bool = False,
+        now: TimeLike | None = None,
         namespace: str | None = None,
     ) -> dict[str, Any]:
-        """Maintenance: expiry becomes invalidation (history keeps it), the episodic
-        retention tier, duplicate version contents stored once, conversations untouched
-        and unretrieved for `archive_after_days` archived, index compaction, SQLite
-        optimize.
+        """Maintenance, idempotent and resumable (a run stopped at any point, a kill -9
+        included, is finished by the next): expired memories (a tier's retention, a ttl)
+        become invalidated (history keeps them), the episodic retention tier when given,
+        duplicate version contents stored once, conversations untouched and unretrieved
+        for `archive_after_days` archived, each conversation's summary refreshed (new
+        turns, older than `summary_refresh_interval_minutes`), the idempotency history
+        bounded to `max_processed_turns` per session, operation-log entries older than
+        `compaction_min_age_hours` compacted, index compaction, SQLite optimize.
+
+        Args:
+            now: The time the run takes as now (default: the clock).
 
         Returns:
             `{ok: True, memories_expired, versions_deduplicated, conversations_archived,
+            summaries_refreshed, turn_claims_pruned, log_entries_compacted,
             vectors_rebuilt, tombstones_dropped, text_merged}`.
         """
-        if not isinstance(force_compact, bool):
-            raise invalid("force_compact", "force_compact must be True or False.")
-        counters = self._engine.run_maintenance(
-            self._ns(namespace),
-            episodic_ttl_days=_days("episodic_ttl_days", episodic_ttl_days),
-            archive_after_days=_days("archive_after_days", archive_after_days),
-            force_compact=force_compact,
-        )
+        with self._turn_metrics.counting("maintenance"):
+            if not isinstance(force_compact, bool):
+                raise invalid("force_compact", "force_compact must be True or False.")
+            settings = self._turn_settings
+            counters = self._engine.run_maintenance(
+                self._ns(namespace),
+                episodic_ttl_days=_days("episodic_ttl_days", episodic_ttl_days),
+                archive_after_days=_days("archive_after_days", archive_after_days),
+                force_compact=force_compact,
+                log_min_age_hours=settings.compaction_min_age_hours,
+                summary_refresh_minutes=settings.summary_refresh_interval_minutes,
+                max_processed_turns=settings.max_processed_turns,
+                now=optional_micros(now, "now"),
+            )
         return {"ok": True, **counters.to_dict()}
 
     def memory_list_dir_with_abstract(

@@ -49,6 +49,11 @@ class StoreResult(Record):
     created: MemoryRecord
     similar: list[MemoryRecord] = field(default_factory=list)
     action_required: str | None = None
+    #: "stored" (with its vector), "pending" (stored without it while the model is not
+    #: ready: keyword-searchable now, embedded when the model is) or "none" (no model).
+    embedding: str = "stored"
+    #: Why the vector is pending (the embedding error's message), else None.
+    pending_reason: str | None = None
 
     @property
     def id(self) -> str:
@@ -56,8 +61,12 @@ class StoreResult(Record):
         return self.created.id
 
     def to_dict(self) -> dict[str, Any]:
-        """`{id, created, similar, action_required}` as in the MCP contract."""
-        return {"id": self.id, **Record.to_dict(self)}
+        """`{id, created, similar, action_required, embedding}` as in the MCP contract,
+        and `pending_reason` when the embedding is pending."""
+        out = {"id": self.id, **Record.to_dict(self)}
+        if self.pending_reason is None:
+            del out["pending_reason"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

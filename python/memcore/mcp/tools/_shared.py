@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from memcore.records.facts import MemoryRecord, SearchHit
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
-SOURCES = ("explicit", "extracted")
+SOURCES = ("explicit", "extracted", "conversation")
 #: Most results one search returns (docs/retrieval.md).
 MAX_SEARCH_RESULTS = 50
 #: Most memories one listing page returns (the core's limit).

@@ -130,29 +130,24 @@ def retrieve_context(call: ToolCall) -> dict[str, Any]:
 
 
 def memory_before_turn(call: ToolCall) -> dict[str, Any]:
-    """Recalled facts and past context, prepended to the turn's input."""
+    """Recalled facts and past context prepended to the turn's input, compacted to fit."""
     args = call.arguments
-    budget = args["max_input_tok"]
-    if "base_instructions" in args:
-        from memcore._facade.turn_lifecycle import estimate_tokens
-
-        # The instructions take their share of the model's input before memory does.
-        budget = max(1, budget - estimate_tokens(args["base_instructions"]))
     prepared = call.memory.memory_before_turn(
         args["session_id"],
         args["turn_id"],
         args["current_input"],
-        max_input_tok=budget,
+        max_input_tok=args["max_input_tok"],
         memory_budget=args["memory_budget"],
         recall_limit=args["recall_limit"],
         namespace=_namespace(call),
-        **optional(args, "user_id", "documents"),
+        **optional(args, "user_id", "documents", "base_instructions"),
     )
     return dict(prepared)
 
 
 def memory_after_turn(call: ToolCall) -> dict[str, Any]:
-    """Record a finished turn exactly once per (namespace, session_id, turn_id)."""
+    """Record a finished turn and capture its facts, exactly once per (namespace,
+    session_id, turn_id)."""
     args = call.arguments
     done = call.memory.memory_after_turn(
         args["session_id"],
@@ -436,8 +431,12 @@ _SPECS = (
             "Server-side memory for thin clients, before calling the model: recalls facts "
             "relevant to the user's message and context from other sessions, within the "
             "token budget, and returns the input with one memory item (role system) put "
-            "first. Records nothing; call memory_after_turn once the turn is done. Returns "
-            "{input_items, recall_fact_ids, context_token_count}."
+            "first. When the input would exceed the server's compact threshold of "
+            "max_input_tok, the latest items stay verbatim and the older ones become one "
+            "extractive digest item, so the result fits (the recorded turns stay whole). "
+            "Records nothing; call memory_after_turn once the turn is done. Returns "
+            "{input_items, recall_fact_ids, context_token_count (the whole input's "
+            "estimated tokens), memory_token_count, compacted}."
         ),
         input_schema=schema.arguments(
             {
@@ -476,9 +475,15 @@ _SPECS = (
         description=(
             "Server-side memory for thin clients, after the model answered: records the "
             "turn (the last user message of input_items, the assistant messages and tool "
-            "calls of output_items) exactly once per (session_id, turn_id), so retries are "
-            "safe; RESOURCE_BUSY means the same turn is being recorded right now (retry). "
-            "Returns {ok, created} (created: false when it was already stored)."
+            "calls of output_items) and stores the durable facts the user stated in it "
+            "(about themselves, their work, people, places, preferences, plans, tools, "
+            "decisions; not questions, greetings, instructions, hypotheticals, quotes or "
+            "code), each with its retention tier, superseding a stored fact it updates. "
+            "Exactly once per (session_id, turn_id), so retries are safe; RESOURCE_BUSY "
+            "means the same turn is being recorded right now (retry). Returns {ok, created, "
+            "captured: [{id, content, tier, supersedes, possible_updates, embedding}], "
+            "skipped: [{text, reason}], extractor} (created: false when it was already "
+            "stored: then the first call's result)."
         ),
         input_schema=schema.arguments(
             {

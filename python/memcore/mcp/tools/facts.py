@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memcore._facade.tiers import TIERS
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._shared import (
@@ -29,7 +30,8 @@ _SHAPED_FIELDS = {
         enum=MEMORY_TYPES,
     ),
     "source": schema.string(
-        "explicit if the user asked you to remember it, extracted if you inferred it.",
+        "explicit if the user asked you to remember it, extracted if you inferred it, "
+        "conversation if captured from what the user said.",
         enum=SOURCES,
     ),
     "confidence": schema.number("How sure you are, 0-1.", minimum=0, maximum=1),
@@ -77,15 +79,20 @@ def store_memory(call: ToolCall) -> dict[str, Any]:
             "valid_from",
             "expires_at",
             "ttl",
+            "tier",
             "entities",
         ),
     )
-    return {
+    out = {
         "id": result.id,
         "created": memory_out(result.created),
         "similar": memories_out(result.similar),
         "action_required": result.action_required,
+        "embedding": result.embedding,
     }
+    if result.pending_reason is not None:
+        out["pending_reason"] = result.pending_reason
+    return out
 
 
 def get_memory(call: ToolCall) -> dict[str, Any]:
@@ -172,13 +179,13 @@ _SPECS = (
             "Store a new memory: one clear, standalone fact, preference or event worth keeping "
             "across conversations (e.g. 'User moved to Austin in June 2024'). Call it when the "
             "user asks you to remember something or you learn a lasting fact about them, their "
-            "work or their preferences. Returns {id, created, similar, action_required}: "
-            "`similar` lists existing memories that may now be outdated. ALWAYS read "
-            "action_required: when it names a supersede_memory call and the new fact replaces "
-            "the old one, make that call. With an embedding model configured the memory is "
-            "embedded on the way in: while the model loads the call waits a few seconds for "
-            "it; if the model failed or is still loading after that, nothing is stored and "
-            "the error (EMBEDDING_ERROR) says why and how to fix it."
+            "work or their preferences. Returns {id, created, similar, action_required, "
+            "embedding}: `similar` lists existing memories that may now be outdated. ALWAYS "
+            "read action_required: when it names a supersede_memory call and the new fact "
+            "replaces the old one, make that call. The memory is always stored: while the "
+            "embedding model loads the call waits a few seconds for it; if the model is still "
+            "loading after that (or failed), the memory is stored without its vector, found "
+            "by keywords at once and embedded when the model is ready (embedding: pending)."
         ),
         input_schema=schema.arguments(
             {
@@ -195,6 +202,13 @@ _SPECS = (
                     "Seconds until the memory expires on its own (instead of expires_at).",
                     minimum=1,
                     maximum=1e10,
+                ),
+                "tier": schema.string(
+                    "How long the fact holds: L1 (about today; expires at the end of the UTC "
+                    "day), L2 (this week or a passing state; expires after 7 days by default) "
+                    "or durable (no expiry). An explicit ttl or expires_at wins.",
+                    enum=TIERS,
+                    default="durable",
                 ),
                 "entities": {
                     "type": "array",

@@ -379,3 +379,226 @@ def test_a_node_reaches_postgresql_over_verified_tls(pg_cluster: PgCluster, tmp_
             memcore.Memory(f"{url}?sslmode=verify-ca", replica_dir=tmp_path / "d", model=None)
     finally:
         tls.stop()
+
+
+# -- the automatic path's settings, the project root, the extractor, maintenance -----------------
+
+_LIFECYCLE = [
+    ("--recent-context-items", "MEMCORE_RECENT_CONTEXT_ITEMS", "12", "recent_context_items", 12),
+    ("--compact-threshold", "MEMCORE_COMPACT_THRESHOLD", "0.5", "compact_threshold", 0.5),
+    ("--l1-retention-days", "MEMCORE_L1_RETENTION_DAYS", "2", "l1_retention_days", 2),
+    ("--l2-retention-days", "MEMCORE_L2_RETENTION_DAYS", "14", "l2_retention_days", 14),
+    (
+        "--compaction-min-age-hours",
+        "MEMCORE_COMPACTION_MIN_AGE_HOURS",
+        "1.5",
+        "compaction_min_age_hours",
+        1.5,
+    ),
+    (
+        "--summary-refresh-interval-minutes",
+        "MEMCORE_SUMMARY_REFRESH_INTERVAL_MINUTES",
+        "5",
+        "summary_refresh_interval_minutes",
+        5.0,
+    ),
+    ("--max-processed-turns", "MEMCORE_MAX_PROCESSED_TURNS", "64", "max_processed_turns", 64),
+    (
+        "--fact-extractor-timeout",
+        "MEMCORE_FACT_EXTRACTOR_TIMEOUT",
+        "2",
+        "fact_extractor_timeout",
+        2,
+    ),
+    ("--maintenance-interval", "MEMCORE_MAINTENANCE_INTERVAL", "0.2", "maintenance_interval", 0.2),
+]
+
+
+@pytest.mark.parametrize(("flag", "env", "value", "field", "expected"), _LIFECYCLE)
+def test_lifecycle_settings_come_from_flags_and_the_environment(
+    flag: str, env: str, value: str, field: str, expected: Any
+) -> None:
+    assert getattr(_settings([flag, value]), field) == expected
+    assert getattr(_settings([], {env: value}), field) == expected
+    assert getattr(_settings([flag, value], {env: "3"}), field) == expected
+
+
+def test_lifecycle_defaults_are_the_contracts() -> None:
+    settings = _settings([])
+    assert settings.turn_settings() == {
+        "recent_context_items": 30,
+        "compact_threshold": 0.8,
+        "l1_retention_days": 1,
+        "l2_retention_days": 7,
+        "compaction_min_age_hours": 24.0,
+        "summary_refresh_interval_minutes": 60.0,
+        "max_processed_turns": 1024,
+    }
+    assert (settings.fact_extractor, settings.fact_extractor_timeout) == (None, 10.0)
+    assert settings.maintenance_interval == 0.0  # off: clients call memory_run_maintenance
+    assert settings.project_root is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (
+            ["--compact-threshold", "1.5"],
+            {},
+            "Invalid --compact-threshold '1.5': expected a number greater than 0 up to 1.",
+        ),
+        (["--compact-threshold", "0"], {}, "greater than 0"),
+        (
+            [],
+            {"MEMCORE_L1_RETENTION_DAYS": "-1"},
+            "Invalid MEMCORE_L1_RETENTION_DAYS '-1': expected an integer from 1 up to 36500.",
+        ),
+        (["--l2-retention-days", "0"], {}, "Invalid --l2-retention-days '0'"),
+        (["--recent-context-items", "many"], {}, "Invalid --recent-context-items 'many'"),
+        (["--max-processed-turns", "1.5"], {}, "expected an integer from 1 up to 100000000"),
+        ([], {"MEMCORE_COMPACTION_MIN_AGE_HOURS": "-3"}, "MEMCORE_COMPACTION_MIN_AGE_HOURS '-3'"),
+        (["--summary-refresh-interval-minutes", "nan"], {}, "'nan': expected a number from 0"),
+        (
+            ["--l1-retention-days", "5", "--l2-retention-days", "3"],
+            {},
+            "--l2-retention-days (3) must be at least --l1-retention-days (5)",
+        ),
+        (
+            [],
+            {"MEMCORE_L1_RETENTION_DAYS": "10"},
+            "--l2-retention-days (7) must be at least --l1-retention-days (10)",
+        ),
+        (["--fact-extractor-timeout", "0"], {}, "expected a number of seconds greater than 0"),
+        ([], {"MEMCORE_MAINTENANCE_INTERVAL": "-1"}, "0 or more (0: off)"),
+        (["--maintenance-interval", "1", "--read-only"], {}, "drop --read-only"),
+    ],
+)
+def test_invalid_lifecycle_settings_fail_with_a_clear_message(
+    argv: list[str], env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(SettingsError) as info:
+        _settings(argv, env)
+    assert message in str(info.value)
+
+
+def test_lifecycle_settings_reach_memory(tmp_path: Path) -> None:
+    argv = ["--recent-context-items", "12", "--compact-threshold", "0.6", "--model", "none"]
+    argv += ["--l1-retention-days", "2", "--max-processed-turns", "64"]
+    settings = _settings([*argv, "--data-dir", str(tmp_path / "store")], names=STORE_OPTIONS)
+    kwargs = settings.memory_kwargs()
+    assert (kwargs["recent_context_items"], kwargs["compact_threshold"]) == (12, 0.6)
+    with memcore.Memory(**kwargs) as memory:
+        assert memory.turn_settings.as_dict() == settings.turn_settings()
+        assert memory.turn_settings.max_processed_turns == 64
+
+
+def test_the_cli_and_the_server_take_their_own_lifecycle_settings() -> None:
+    lifecycle = {
+        "recent_context_items",
+        "compact_threshold",
+        "l1_retention_days",
+        "l2_retention_days",
+        "compaction_min_age_hours",
+        "summary_refresh_interval_minutes",
+        "max_processed_turns",
+    }
+    assert {"project_root", *lifecycle} <= set(STORE_OPTIONS)
+    server_only = {"fact_extractor", "fact_extractor_timeout", "maintenance_interval"}
+    assert not server_only & set(STORE_OPTIONS) and server_only <= set(SERVER_OPTIONS)
+    # A server-only variable never stops a CLI command.
+    env = {"MEMCORE_FACT_EXTRACTOR": "nonsense", "MEMCORE_MAINTENANCE_INTERVAL": "-1"}
+    assert _settings([], env, names=STORE_OPTIONS).fact_extractor is None
+
+
+def _extractor_module(folder: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> str:
+    """A module in a tmp folder on sys.path; its name (unique per test)."""
+    name = f"facts_{folder.name.replace('-', '_')}"
+    (folder / f"{name}.py").write_text(body, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    return name
+
+
+def test_a_fact_extractor_is_loaded_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "print('imported')\ndef extract(items):\n    return ['User likes tea']\n"
+    name = _extractor_module(tmp_path, monkeypatch, body)
+    settings = _settings(["--fact-extractor", f"{name}:extract"])
+    assert settings.fact_extractor is not None
+    assert settings.fact_extractor.function([]) == ["User likes tea"]
+    assert settings.memory_kwargs()["fact_extractor"] is settings.fact_extractor.function
+    assert describe(settings)["fact_extractor"] == f"{name}:extract"
+    json.dumps(describe(settings))  # the start-up log line takes it
+    assert capsys.readouterr().out == ""  # an import's print never reaches stdout (MCP)
+    from_env = _settings([], {"MEMCORE_FACT_EXTRACTOR": f"{name}:extract"})
+    assert from_env.fact_extractor == settings.fact_extractor
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("extract", "expected module:function"),
+        ("{module}:", "expected module:function"),
+        ("no_such_module_for_memcore:extract", "no module named 'no_such_module_for_memcore'"),
+        ("{module}:missing", "has no attribute 'missing'"),
+        ("{module}:NOT_CALLABLE", "'NOT_CALLABLE' in '{module}' is a int, not a function"),
+        ("{module}_broken:extract", "importing '{module}_broken' failed: ZeroDivisionError"),
+    ],
+)
+def test_a_bad_fact_extractor_stops_the_start(
+    spec: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = _extractor_module(tmp_path, monkeypatch, "NOT_CALLABLE = 3\ndef extract(items): ...\n")
+    (tmp_path / f"{name}_broken.py").write_text("1 / 0\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as info:
+        _settings(["--fact-extractor", spec.format(module=name)])
+    assert f"Invalid --fact-extractor '{spec.format(module=name)}'" in str(info.value)
+    assert message.format(module=name) in str(info.value)
+
+
+def test_a_project_root_puts_the_store_in_the_project(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    settings = _settings(["--project-root", str(root)], names=STORE_OPTIONS)
+    assert (settings.project_root, settings.data_dir) == (root, root / ".memcore")
+    kwargs = settings.memory_kwargs()
+    assert (kwargs["path"], kwargs["mode"], kwargs["project_root"]) == (
+        root / ".memcore",
+        "local",
+        root,
+    )
+    from_env = _settings([], {"MEMCORE_PROJECT_ROOT": str(root)}, names=STORE_OPTIONS)
+    assert from_env.data_dir == root / ".memcore"
+    # --data-dir on the command line still places the store; MEMCORE_DATA_DIR (the global
+    # store's) gives way to the project, as Memory(mode="local") does.
+    elsewhere = _settings(["--project-root", str(root), "--data-dir", str(tmp_path / "d")])
+    assert elsewhere.data_dir == tmp_path / "d" and elsewhere.project_root == root
+    global_env = {"MEMCORE_DATA_DIR": str(tmp_path / "global")}
+    assert _settings(["--project-root", str(root)], global_env).data_dir == root / ".memcore"
+    assert "mode" not in _settings([]).memory_kwargs()
+
+
+def test_a_project_root_must_be_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "file").touch()
+    with pytest.raises(SettingsError, match=r"Invalid --project-root .*a file"):
+        _settings(["--project-root", str(tmp_path / "file")])
+    with pytest.raises(
+        SettingsError, match=r"Invalid MEMCORE_PROJECT_ROOT .*an existing directory"
+    ):
+        _settings([], {"MEMCORE_PROJECT_ROOT": str(tmp_path / "missing")})
+
+
+def test_the_cli_stores_in_the_project_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.setenv("MEMCORE_DATA_DIR", str(tmp_path / "global"))
+    assert cli(["store", "User prefers tabs", "--project-root", str(root), "--model", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"].startswith("mem_")
+    assert (root / ".memcore" / "memcore.db").is_file()
+    assert not (tmp_path / "global").exists()
+    monkeypatch.setenv("MEMCORE_PROJECT_ROOT", str(root))
+    assert cli(["search", "tabs", "--text", "--model", "none"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert "User prefers tabs" in json.dumps(found)

@@ -8,6 +8,7 @@ store: they open it read-only.
 examples:
   memcore serve                                   run the MCP server (stdio)
   memcore store "User prefers TypeScript" --source explicit
+  memcore store "Builds with make" --project-root .   in ./.memcore (local mode)
   memcore search "language preferences"           semantic search (--text: keywords)
   memcore recall "what does the user like?" --limit 5
   memcore status                                  store, counts, embedding model

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memcore._facade import placement
-from memcore.config import default_data_dir
+from memcore._facade.turn_settings import TURN_OPTIONS, TURN_SETTING_NAMES, TurnOption, TurnSettings
+from memcore.cli.extractor import ExtractorSpec, load_extractor
+from memcore.config import LOCAL_DIR_NAME, default_data_dir
 from memcore.errors import InvalidParameterError
 
 Transport = Literal["stdio", "http"]
@@ -34,6 +36,8 @@ MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 _LOOPBACK_NAMES = ("localhost",)
+#: The automatic path's defaults (one definition: memcore/_facade/turn_settings.py).
+_TURN = TurnSettings()
 
 
 class SettingsError(ValueError):
@@ -45,6 +49,7 @@ class Settings:
     """Resolved settings; the defaults are listed in docs/configuration.md."""
 
     data_dir: Path = field(default_factory=default_data_dir)
+    project_root: Path | None = None
     database_url: str | None = None
     namespaces: tuple[str, ...] | None = None
     namespace_range: str | None = None
@@ -73,11 +78,26 @@ class Settings:
     session_idle_timeout: float = 600.0
     rate_limit: float = 100.0
     rate_burst: int = 200
+    recent_context_items: int = _TURN.recent_context_items
+    compact_threshold: float = _TURN.compact_threshold
+    l1_retention_days: int = _TURN.l1_retention_days
+    l2_retention_days: int = _TURN.l2_retention_days
+    compaction_min_age_hours: float = _TURN.compaction_min_age_hours
+    summary_refresh_interval_minutes: float = _TURN.summary_refresh_interval_minutes
+    max_processed_turns: int = _TURN.max_processed_turns
+    fact_extractor: ExtractorSpec | None = None
+    fact_extractor_timeout: float = 10.0
+    maintenance_interval: float = 0.0
+
+    def turn_settings(self) -> dict[str, int | float]:
+        """The automatic path's seven settings, by name."""
+        return {name: getattr(self, name) for name in TURN_SETTING_NAMES}
 
     def memory_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``memcore.Memory`` with these settings. With a
         database URL the store is a node of that PostgreSQL database, and the data
-        directory holds the node's replica."""
+        directory holds the node's replica. With a project root the store is in local
+        mode: document ids are relative to the root."""
         where: dict[str, Any] = (
             {"path": self.data_dir}
             if self.database_url is None
@@ -88,6 +108,8 @@ class Settings:
                 "namespace_range": self.namespace_range,
             }
         )
+        if self.project_root is not None:
+            where = {**where, "mode": "local", "project_root": self.project_root}
         return {
             **where,
             "model": self.model,
@@ -100,6 +122,9 @@ class Settings:
             "batch_size": self.batch_size,
             "embedding_int8": not self.float_embeddings,
             "embedding_wait": self.embedding_wait,
+            **self.turn_settings(),
+            "fact_extractor": None if self.fact_extractor is None else self.fact_extractor.function,
+            "fact_extractor_timeout": self.fact_extractor_timeout,
         }
 
 
@@ -149,6 +174,39 @@ def _wait_seconds(text: str) -> float:
     return value
 
 
+def _interval(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number of seconds, 0 or more (0: off)") from None
+    if not 0 <= value < float("inf"):
+        raise ValueError("expected a number of seconds, 0 or more (0: off)")
+    return value
+
+
+def _extractor_timeout(text: str) -> float:
+    # The facade's bound (memory.py): checked here so a bad value stops the start.
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number of seconds greater than 0, under 1000000") from None
+    if not 0 < value < 1e6:
+        raise ValueError("expected a number of seconds greater than 0, under 1000000")
+    return value
+
+
+def _turn_value(option: TurnOption) -> Callable[[str], int | float]:
+    """A parser for one of the automatic path's settings, its range from TURN_OPTIONS."""
+
+    def parse(text: str) -> int | float:
+        try:
+            return option.check(option.kind(text.strip()))
+        except (ValueError, InvalidParameterError):
+            raise ValueError(f"expected {option.accepted()}") from None
+
+    return parse
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip().lower()
@@ -179,6 +237,17 @@ def _data_dir(text: str) -> Path:
     path = _path(text)
     if path.exists() and not path.is_dir():
         raise ValueError("expected a directory, but it is a file")
+    return path
+
+
+def _directory(text: str) -> Path:
+    path = _path(text)
+    if not path.is_dir():
+        raise ValueError(
+            "expected a directory, but it is a file"
+            if path.exists()
+            else "expected an existing directory"
+        )
     return path
 
 
@@ -311,7 +380,19 @@ class Option:
 OPTIONS: dict[str, Option] = {
     o.name: o
     for o in (
-        Option("data_dir", _data_dir, "data directory (~/.local/share/memcore)", "DIR"),
+        Option(
+            "data_dir",
+            _data_dir,
+            "data directory (~/.local/share/memcore; with --project-root: DIR/.memcore)",
+            "DIR",
+        ),
+        Option(
+            "project_root",
+            _directory,
+            "local mode: the project's directory; the store goes in DIR/.memcore (unless "
+            "--data-dir is given) and document paths are relative to DIR (none: global mode)",
+            "DIR",
+        ),
         Option(
             "database_url",
             _database_url,
@@ -388,12 +469,37 @@ OPTIONS: dict[str, Option] = {
         ),
         Option("rate_limit", _rate, "HTTP requests per second per token, 0 for none (100)", "N"),
         Option("rate_burst", _integer(1, 1_000_000), "HTTP requests per token at once (200)", "N"),
+        *(
+            Option(o.name, _turn_value(o), o.help, "N" if o.kind is int else "NUMBER")
+            for o in TURN_OPTIONS
+        ),
+        Option(
+            "fact_extractor",
+            load_extractor,
+            "module:function replacing the rules that capture facts in memory_after_turn "
+            "(none: the rules)",
+            "MODULE:FUNCTION",
+        ),
+        Option(
+            "fact_extractor_timeout",
+            _extractor_timeout,
+            "seconds --fact-extractor may take per turn before the rules capture instead (10)",
+            "SECONDS",
+        ),
+        Option(
+            "maintenance_interval",
+            _interval,
+            "seconds between maintenance runs in the server, 0 for none: clients call "
+            "memory_run_maintenance (0)",
+            "SECONDS",
+        ),
     )
 }
 
 #: What commands that open a store use.
 STORE_OPTIONS = (
     "data_dir",
+    "project_root",
     "database_url",
     "namespaces",
     "namespace_range",
@@ -409,6 +515,7 @@ STORE_OPTIONS = (
     "reset_memory",
     "namespace",
     "read_only",
+    *TURN_SETTING_NAMES,
 )
 #: What the server uses: everything.
 SERVER_OPTIONS = tuple(OPTIONS)
@@ -460,6 +567,11 @@ def resolve(
             values[name] = raw if isinstance(raw, bool) else _parse(option, raw, option.flag)
         elif (text := environ.get(option.env)) is not None and text.strip():
             values[name] = _parse(option, text, option.env)
+    root = values.get("project_root")
+    if root is not None and given.get("data_dir") is None:
+        # As Memory(mode="local") does: the project's store, unless --data-dir names
+        # another (MEMCORE_DATA_DIR is the global store's, so the project root wins).
+        values["data_dir"] = root / LOCAL_DIR_NAME
     settings = Settings(**values)
     _check_combinations(settings)
     return settings
@@ -473,6 +585,11 @@ def _parse(option: Option, raw: Any, source: str) -> Any:
 
 
 def _check_combinations(settings: Settings) -> None:
+    _check_turn_settings(settings)
+    if settings.maintenance_interval > 0 and settings.read_only:
+        raise SettingsError(
+            "--maintenance-interval changes the store; drop --read-only or set it to 0."
+        )
     if settings.force_model and settings.reset_memory:
         raise SettingsError("Use --force-model or --reset-memory, not both.")
     if settings.read_only and settings.reset_memory:
@@ -526,6 +643,23 @@ def _check_combinations(settings: Settings) -> None:
         )
 
 
+def _check_turn_settings(settings: Settings) -> None:
+    """The rules between the automatic path's settings (TurnSettings.from_values)."""
+    try:
+        TurnSettings.from_values(settings.turn_settings())
+    except InvalidParameterError as exc:
+        details = getattr(exc, "details", None)
+        name = str(details.get("field", "")) if isinstance(details, dict) else ""
+        if name == "l2_retention_days":
+            raise SettingsError(
+                f"--l2-retention-days ({settings.l2_retention_days}) must be at least "
+                f"--l1-retention-days ({settings.l1_retention_days}): facts about this week "
+                "must outlive facts about today; raise the first or lower the second."
+            ) from None
+        flag = OPTIONS[name].flag if name in OPTIONS else "a lifecycle setting"
+        raise SettingsError(f"Invalid {flag}: {exc}") from None
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` only accepts connections from this machine."""
     if host in _LOOPBACK_NAMES:
@@ -541,7 +675,7 @@ def describe(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(settings):
         value = getattr(settings, f.name)
-        out[f.name] = str(value) if isinstance(value, Path) else value
+        out[f.name] = str(value) if isinstance(value, Path | ExtractorSpec) else value
     if settings.database_url is not None:
         out["database_url"] = redact_password(settings.database_url)
     return out

@@ -5,7 +5,8 @@ schema, check store-wide rights, wait for the store, run the handler in a worker
 (engine and embedding calls block) at the log position the call asks for
 (``memcore.mcp.positions``), then shape the outcome. Every failure becomes
 ``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool call never ends
-in a protocol error or takes the server down. Each call is counted and timed.
+in a protocol error or takes the server down. Each call is counted, timed and logged: its
+request id, namespace, session and turn ids, latency and status, never what was said.
 """
 
 from __future__ import annotations
@@ -34,15 +35,30 @@ _log = logging.getLogger("memcore.mcp.calls")
 #: BaseExceptions that are not failures of a call: they end the task or the process.
 _PROPAGATED = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
+#: The automatic path's hooks: operators watch them, so a success is logged at INFO too.
+HOOK_TOOLS = frozenset({"memory_before_turn", "memory_after_turn", "memory_run_maintenance"})
+#: Arguments that identify a call's conversation; logged (they are ids, not content).
+_ID_ARGUMENTS = ("session_id", "turn_id")
+#: Longest id value put in a log line; a longer one is not an id anyone chose to read.
+_MAX_LOGGED_ID = 200
+
+RequestId = int | str
+
 
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who is calling: their namespace, whether they may act on every namespace, and a
-    name for the logs (``stdio``, ``local`` or the token's id; never the token)."""
+    name for the logs (``stdio``, ``local`` or the token's id; never the token); and the
+    JSON-RPC id of the request being answered, when the transport knows it (for the logs)."""
 
     namespace: str
     admin: bool
     principal: str
+    request_id: RequestId | None = None
+
+    def answering(self, request_id: RequestId | None) -> Caller:
+        """This caller, answering the request with that id."""
+        return Caller(self.namespace, self.admin, self.principal, request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +142,7 @@ class Dispatcher:
         seconds = time.perf_counter() - started
         tool = name if spec is not None else "unknown"
         self._metrics.observe(tool, status, seconds)
-        self._log_call(tool, status, seconds, arguments, caller)
+        self._log_call(spec, tool, status, seconds, arguments, caller)
         return outcome
 
     async def _run(
@@ -167,25 +183,56 @@ class Dispatcher:
 
     def _log_call(
         self,
+        spec: ToolSpec | None,
         tool: str,
         status: str,
         seconds: float,
         arguments: Mapping[str, Any] | None,
         caller: Caller,
     ) -> None:
-        level = logging.DEBUG if status == "ok" else logging.INFO
+        level = logging.DEBUG if status == "ok" and tool not in HOOK_TOOLS else logging.INFO
         if not _log.isEnabledFor(level):
             return
-        fields = {
+        given = arguments if isinstance(arguments, Mapping) else {}
+        request_id = caller.request_id
+        fields: dict[str, Any] = {
             "tool": tool,
             "status": status,
             "ms": round(seconds * 1e3, 3),
-            "namespace": caller.namespace,
+            # A generated one when the transport gave none: still ties the lines of a call.
+            "request_id": request_id if _loggable_id(request_id) else secrets.token_hex(4),
+            "namespace": self._namespace_of(spec, given, caller),
             "caller": caller.principal,
-            # Names only: the values are what the user said.
-            "argument_names": sorted(arguments) if arguments else [],
         }
+        for key in _ID_ARGUMENTS:
+            if _loggable_id(value := given.get(key)):
+                fields[key] = value
+        # Names only: the values are what the user said.
+        fields["argument_names"] = sorted(given)
         _log.log(level, "tool call", extra={"fields": fields})
+
+    def _namespace_of(
+        self, spec: ToolSpec | None, arguments: Mapping[str, Any], caller: Caller
+    ) -> str:
+        """The namespace the call acted on: a lifecycle tool's ``project`` when the caller
+        may name it, else the caller's."""
+        if spec is None or spec.namespace_from is None or not arguments:
+            return caller.namespace
+        call = ToolCall(self._host, caller.namespace, arguments, caller.admin)
+        try:
+            namespace = spec.namespace_of(call)
+        except MemcoreError:
+            return caller.namespace
+        return namespace if _loggable_id(namespace) else caller.namespace
+
+
+def _loggable_id(value: object) -> bool:
+    """Whether ``value`` can go in a log line as an id: a number or a short string."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and 0 < len(value) <= _MAX_LOGGED_ID and value.isprintable()
 
 
 def _failure(spec: ToolSpec | None, error: MemcoreError) -> Outcome:

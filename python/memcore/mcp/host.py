@@ -7,7 +7,8 @@ store answers with it, since an MCP client shows a tool error to the user and th
 hides the stderr of a server that exited. ``get_status`` reports it too.
 
 Helpers that must stop before the store closes (the background index passes of the code
-tools) attach themselves with :meth:`StoreHost.attachment`.
+tools, periodic maintenance) attach themselves with :meth:`StoreHost.attachment`; those that
+start with the store register with :meth:`StoreHost.when_open`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
 import anyio.to_thread
 
+from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
 from memcore.errors import MemcoreError, ResourceBusyError, StorageError
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ class StoreHost:
         self._closed_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._attachments: dict[str, Attachment] = {}
+        self._on_open: list[Callable[[Memory], None]] = []
 
     def start(self) -> None:
         """Begin opening in a daemon thread (a hung open must not keep the process alive);
@@ -108,6 +111,21 @@ class StoreHost:
         self.start()
         self._done.wait(timeout)
         return self.memory()
+
+    def turn_metrics(self) -> TurnMetricsSnapshot:
+        """The automatic path's counters: the open store's, zeros until it is open."""
+        if self._memory is not None:
+            try:
+                return self.memory().turn_metrics()
+            except MemcoreError:
+                pass  # closed meanwhile
+        return TurnMetrics().snapshot()
+
+    def when_open(self, hook: Callable[[Memory], None]) -> None:
+        """Run ``hook`` with the store once it has opened, in the opening thread (never if
+        opening fails). Register before :meth:`start`; a hook's failure is logged."""
+        with self._lock:
+            self._on_open.append(hook)
 
     def attachment(self, key: str, factory: Callable[[], A]) -> A:
         """The helper registered under ``key``, made by ``factory`` on first use.
@@ -169,5 +187,12 @@ class StoreHost:
         else:
             self._memory = memory
             _log.info("store open", extra={"fields": {"path": str(memory.path)}})
+            # Before the open is announced: close() waits for it, so it also stops what a
+            # hook attached.
+            for hook in list(self._on_open):
+                try:
+                    hook(memory)
+                except Exception:
+                    _log.exception("a store helper failed to start")
         finally:
             self._done.set()

@@ -1,5 +1,6 @@
 """The streamable HTTP transport: ``/mcp`` behind a body-size cap and bearer tokens,
-``/healthz`` and ``/metrics`` beside it, served by uvicorn.
+``/healthz`` and ``/metrics`` (per-tool calls and the automatic path's ``mcp_memory_*``)
+beside it, served by uvicorn.
 
 Each request is authenticated on its own and its tool calls run in its token's namespace,
 so a tenant cannot reach another's data even by replaying a session id (the SDK also binds
@@ -34,7 +35,7 @@ from memcore.mcp import malformed
 from memcore.mcp.auth import TokenStore
 from memcore.mcp.dispatch import Caller
 from memcore.mcp.host import StoreHost
-from memcore.mcp.metrics import Metrics
+from memcore.mcp.metrics import Metrics, render_lifecycle
 from memcore.mcp.server import CallerOf
 from memcore.mcp.tenancy import TenantGate, TenantLimits
 
@@ -51,7 +52,7 @@ KEEP_ALIVE_SECONDS = 75
 
 def caller_resolver(default_namespace: str, *, tokens_required: bool) -> CallerOf:
     """Turn a request context into the caller: the token's namespace, else (no token file)
-    the default namespace with full rights, as on stdio."""
+    the default namespace with full rights, as on stdio; with the request's JSON-RPC id."""
     local = Caller(namespace=default_namespace, admin=True, principal="local")
 
     def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -61,13 +62,14 @@ def caller_resolver(default_namespace: str, *, tokens_required: bool) -> CallerO
             if tokens_required:
                 # BearerAuth guards /mcp, so this is unreachable; fail closed all the same.
                 raise UnauthorizedError("This request carries no authenticated token.")
-            return local
+            return local.answering(ctx.request_id)
         token = user.access_token
         claims = token.claims or {}
         return Caller(
             namespace=str(claims["namespace"]),
             admin=ADMIN_SCOPE in token.scopes,
             principal=token.client_id,
+            request_id=ctx.request_id,
         )
 
     return caller_of
@@ -245,7 +247,11 @@ def build_app(
         return JSONResponse(body, status_code=code)
 
     async def metrics_page(request: Request) -> Response:
-        text = metrics.render(lambda: _gauges(host)) + gate.exposition()
+        text = (
+            metrics.render(lambda: _gauges(host))
+            + render_lifecycle(host.turn_metrics())
+            + gate.exposition()
+        )
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return Starlette(

@@ -28,7 +28,7 @@ from memcore.cli.settings import (
     describe,
     resolve,
 )
-from memcore.mcp import stdio
+from memcore.mcp import maintenance, stdio
 from memcore.mcp.auth import AuthFileError, TokenStore
 from memcore.mcp.dispatch import Caller, Dispatcher
 from memcore.mcp.host import StoreHost
@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
         return Memory(**settings.memory_kwargs(), embedding_spin=False)
 
     host = StoreHost(open_memory)
+    if settings.maintenance_interval > 0:
+        namespaces = maintenance.served_namespaces(settings)
+        maintenance.schedule(host, settings.maintenance_interval, namespaces)
     dispatcher = Dispatcher(
         tools,
         host,

@@ -193,7 +193,8 @@ async def _answer_early(
         step = HAND_OFF if sdk.done else early.step(line)
         if step.call is not None:
             with sdk.answering():
-                outcome = await dispatcher.call(step.call.name, step.call.arguments, caller)
+                answering = caller.answering(step.call.request_id)
+                outcome = await dispatcher.call(step.call.name, step.call.arguments, answering)
                 reply = tool_call_reply(step.call.request_id, outcome)
                 await anyio.to_thread.run_sync(_write, writer, reply)
         if step.reply is not None:
@@ -217,7 +218,8 @@ async def _serve_with_sdk(
 
     from memcore.mcp.server import build_server
 
-    server = build_server(dispatcher, host, lambda ctx: caller)
+    # The SDK's request context carries the JSON-RPC id, for the call's log line.
+    server = build_server(dispatcher, host, lambda ctx: caller.answering(ctx.request_id))
     write_to = LineWriter(_DropReply(stdout, early))
     # AsyncFile only calls readline on stdin; the SDK only writes and flushes stdout.
     read_from = anyio.wrap_file(cast(TextIO, _Screened(stdin, write_to)))

@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from memcore import __version__
+from memcore._facade.turn_metrics import as_plain
 from memcore.errors import error_payload
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def get_status(call: ToolCall) -> dict[str, Any]:
-    """Version, store state, this namespace's counts and the embedding model's state."""
+    """Version, store state, this namespace's counts, the embedding model's state and the
+    automatic path's counters and settings."""
     host = call.host
+    # The same numbers as /metrics (which any client of the HTTP port reads): per process,
+    # zeros until the store is open.
+    lifecycle_metrics = as_plain(host.turn_metrics())
     if host.state != "open":
         # Answer while the store opens (or after it failed): that is when status matters.
         store: dict[str, Any] = {"status": host.state}
@@ -25,6 +30,8 @@ def get_status(call: ToolCall) -> dict[str, Any]:
             "store": store,
             "counts": None,
             "embedding": {"status": embedding, "model": None, "dim": None, "error": None},
+            "lifecycle_metrics": lifecycle_metrics,
+            "lifecycle_settings": None,
         }
     memory = call.memory
     status = memory.status()
@@ -42,6 +49,8 @@ def get_status(call: ToolCall) -> dict[str, Any]:
         "store": store,
         "counts": {"memories": memory.count_memories(namespace=call.namespace)},
         "embedding": status["embedding"],
+        "lifecycle_metrics": lifecycle_metrics,
+        "lifecycle_settings": memory.turn_settings.as_dict(),
     }
 
 
@@ -67,9 +76,11 @@ def register(registry: ToolRegistry) -> None:
                 "Report memcore's state: version, store (opening/open/error), how many memories "
                 "this namespace holds, the search indexes' health (ok/failing/degraded, "
                 "with warnings such as a damaged index being rebuilt) and the "
-                "embedding model (status loading/ready/error, model, dimension). Call it when "
-                "searches fail or to check the model has loaded; it answers even while the "
-                "store is still opening."
+                "embedding model (status loading/ready/error, model, dimension), and the "
+                "automatic path's counters (lifecycle_metrics: before/after-turn calls by "
+                "status, maintenance runs, compactions, facts written by tier) and settings "
+                "(lifecycle_settings). Call it when searches fail or to check the model has "
+                "loaded; it answers even while the store is still opening."
             ),
             input_schema=schema.arguments({}),
             handler=get_status,

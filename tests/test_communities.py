@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
+import tomllib
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import memcore
 
-pytest.importorskip("leidenalg")
-rustworkx = pytest.importorskip("rustworkx")
+REPO = Path(__file__).resolve().parents[1]
 
 GROUPS, SIZE = 4, 15
 
@@ -85,15 +86,27 @@ def test_weightless_ties_give_a_modularity_of_zero_not_nan(
     assert sorted(m for g in found.groups for m in g.members) == ["Ann", "Bo"]
 
 
-def test_a_missing_library_names_the_extra(
+def test_leiden_is_part_of_the_default_install() -> None:
+    """detect_communities needs no extra: its libraries are memcore's own dependencies,
+    so `pip install memcore` (and the Docker image, which installs no extra) has them."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in project["dependencies"]}
+    assert {"leidenalg", "python-igraph"} <= names
+    assert not {"leidenalg", "python-igraph"} & {
+        d.split(">")[0].strip() for d in project["optional-dependencies"]["graph"]
+    }
+
+
+def test_a_missing_library_says_how_to_install_it(
     planted: memcore.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "leidenalg", None)
-    with pytest.raises(ModuleNotFoundError, match=r"memcore\[graph\]"):
+    with pytest.raises(ModuleNotFoundError, match="pip install memcore installs"):
         planted.detect_communities()
 
 
 def test_to_rustworkx_entities_and_relations(planted: memcore.Memory) -> None:
+    rustworkx = pytest.importorskip("rustworkx")
     entities, relations = planted._engine.count_graph(planted.namespace)
     graph = planted.to_rustworkx(kinds=("entity",))
     assert isinstance(graph, rustworkx.PyDiGraph)

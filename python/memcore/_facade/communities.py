@@ -18,7 +18,11 @@ import numpy.typing as npt
 
 from memcore.records.graph import Communities, Community
 
-_EXTRA_HINT = "Install the graph extra: pip install 'memcore[graph]'."
+# leidenalg and python-igraph come with memcore; rustworkx comes with the graph extra.
+_EXTRA_HINT = (
+    "leidenalg and python-igraph are memcore dependencies (pip install memcore installs "
+    "them); rustworkx comes with the graph extra: pip install 'memcore[graph]'."
+)
 
 
 def require(module: str, feature: str) -> ModuleType:

@@ -182,10 +182,11 @@ def detect_communities(call: ToolCall) -> dict[str, Any]:
     except ModuleNotFoundError as exc:
         # An optional dependency of the server, not a fault of the call: say how to fix it.
         error = StorageError(
-            "detect_communities needs the leidenalg and python-igraph packages, which this "
-            "server does not have; install them with: pip install 'memcore[graph]'."
+            "detect_communities needs the leidenalg and python-igraph packages, memcore "
+            "dependencies this server's environment lacks; reinstall memcore (pip install "
+            "memcore) or install them: pip install leidenalg python-igraph."
         )
-        error.details = {"missing": exc.name, "install": "pip install 'memcore[graph]'"}
+        error.details = {"missing": exc.name, "install": "pip install leidenalg python-igraph"}
         raise error from None
     return found.to_dict()
 

@@ -272,6 +272,29 @@ def test_spaced_types_warn_with_a_suggestion(mem: memcore.Memory) -> None:
     assert mem.get_entity("Key").entity.entity_type == "API Key"
 
 
+def test_a_near_miss_of_a_known_type_suggests_it(mem: memcore.Memory) -> None:
+    mem.save_memory(
+        [
+            entity("Ann", relations=[rel("Atlas", "leads")]),
+            entity("Atlas", relations=[rel("Ann", "led by")], entity_type="Projekt Plan"),
+        ],
+        "t",
+    )
+    result = mem.save_memory(
+        [
+            entity("Bob", relations=[rel("Ann", "knows")], entity_type="Persn"),
+            entity("Cleo", relations=[rel("Ann", "knows")], entity_type="Recipe"),
+        ],
+        "t",
+    )
+    assert result.warnings == [
+        "Entity 'Bob': entityType 'Persn' looks like 'Person', a type this memory already "
+        "uses or a common one; use 'Person' to keep one kind of thing under one type."
+    ]
+    # A warning only: types are free text.
+    assert mem.get_entity("Bob").entity.entity_type == "Persn"
+
+
 def test_quality_score_follows_the_formula(mem: memcore.Memory) -> None:
     # Every entity has a relation (share 1.0), 1 relation each on average (mean/2 = 0.5).
     result = mem.save_memory(

@@ -267,7 +267,11 @@ def test_search_query_analytics_and_communities(server: SyncClient) -> None:
         "top_important",
         "most_connected",
         "orphaned_entities",
+        "quality",
+        "store_quality",
     }
+    assert analytics["quality"]["relation_coverage"] == 1.0
+    assert analytics["store_quality"]["entities"] >= analytics["quality"]["entities"]
     assert analytics["top_important"][0] == {
         "entityName": "Andrii",
         "entityType": "Person",

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         EntityScore,
         EntityView,
         GraphPage,
+        GraphQuality,
         GraphView,
         ObservationRecord,
         RelatedEntity,
@@ -86,7 +87,8 @@ __getattr__, __dir__ = _lazy.exports(
         (
             "memcore.records.graph",
             "Analytics Communities Community EntityHit EntityRecord EntityScore EntityView "
-            "GraphPage GraphView ObservationRecord RelatedEntity RelationPath RelationRecord "
+            "GraphPage GraphQuality GraphView ObservationRecord RelatedEntity RelationPath "
+            "RelationRecord "
             "SaveResult",
         ),
         ("memcore.memory", "Memory"),
@@ -119,6 +121,7 @@ __all__ = [
     "EntityScore",
     "EntityView",
     "GraphPage",
+    "GraphQuality",
     "GraphView",
     "IndexHealth",
     "IndexProgress",

@@ -41,6 +41,7 @@ __all__ = [
     "EntityRecord",
     "EntityView",
     "GraphPage",
+    "GraphQuality",
     "GraphView",
     "ImportantEntity",
     "IndexCheck",
@@ -1161,8 +1162,50 @@ class OrphanedEntity:
     def __reduce__(self) -> tuple[type[OrphanedEntity], tuple[Any, ...]]: ...
 
 @final
+class GraphQuality:
+    """The knowledge graph's success metrics in one scope (`get_analytics`): relation
+    coverage, mean relations per entity, observation atomicity, and the
+    `save_memory` validation error rate of this process."""
+
+    __match_args__: ClassVar[tuple[str, ...]]
+    def __new__(
+        cls,
+        entities: int,
+        entities_with_relations: int,
+        relation_coverage: float,
+        mean_relations_per_entity: float,
+        observations: int,
+        atomic_observations: int,
+        observation_atomicity: float,
+        save_calls: int,
+        save_error_rate: float,
+    ) -> GraphQuality: ...
+    @property
+    def entities(self) -> int: ...
+    @property
+    def entities_with_relations(self) -> int: ...
+    @property
+    def relation_coverage(self) -> float: ...
+    @property
+    def mean_relations_per_entity(self) -> float: ...
+    @property
+    def observations(self) -> int: ...
+    @property
+    def atomic_observations(self) -> int: ...
+    @property
+    def observation_atomicity(self) -> float: ...
+    @property
+    def save_calls(self) -> int: ...
+    @property
+    def save_error_rate(self) -> float: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[GraphQuality], tuple[Any, ...]]: ...
+
+@final
 class Analytics:
-    """The four analytics of `get_analytics` (a thread's, or the namespace's)."""
+    """The analytics of `get_analytics` (a thread's, or the namespace's), with the
+    success metrics of that scope (`quality`) and, for a thread, of the namespace."""
 
     __match_args__: ClassVar[tuple[str, ...]]
     def __new__(
@@ -1171,6 +1214,8 @@ class Analytics:
         top_important: list[ImportantEntity],
         most_connected: list[ConnectedEntity],
         orphaned_entities: list[OrphanedEntity],
+        quality: GraphQuality,
+        store_quality: GraphQuality | None,
     ) -> Analytics: ...
     @property
     def recent_changes(self) -> list[RecentChange]: ...
@@ -1180,6 +1225,10 @@ class Analytics:
     def most_connected(self) -> list[ConnectedEntity]: ...
     @property
     def orphaned_entities(self) -> list[OrphanedEntity]: ...
+    @property
+    def quality(self) -> GraphQuality: ...
+    @property
+    def store_quality(self) -> GraphQuality | None: ...
     def to_dict(self) -> dict[str, Any]: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[type[Analytics], tuple[Any, ...]]: ...

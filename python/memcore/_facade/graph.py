@@ -420,7 +420,10 @@ class GraphAPI(SearchAPI):
         self, thread_id: str | None = None, limit: int = 10, *, namespace: str | None = None
     ) -> Analytics:
         """recent_changes, top_important, most_connected and orphaned_entities of a
-        thread (of the whole namespace when `thread_id` is None)."""
+        thread (of the whole namespace when `thread_id` is None), with the graph's
+        success metrics (`quality`: relation coverage, mean relations per entity,
+        observation atomicity, save_memory's validation error rate in this process) for
+        that scope and, for a thread, store-wide (`store_quality`)."""
         return self._engine.analytics(self._ns(namespace), thread_id, limit=_count("limit", limit))
 
     # -- graph algorithms ------------------------------------------------------------------

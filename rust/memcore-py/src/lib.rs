@@ -62,8 +62,8 @@ mod _core {
     use crate::records::facts::{CompactReport, IndexHealth, MemoryRecord, Scores, SearchHit};
     #[pymodule_export]
     use crate::records::graph::{
-        Analytics, ConnectedEntity, EntityHit, EntityRecord, EntityView, GraphPage, GraphView,
-        ImportantEntity, ObservationRecord, OrphanedEntity, RecentChange, RelatedEntity,
+        Analytics, ConnectedEntity, EntityHit, EntityRecord, EntityView, GraphPage, GraphQuality,
+        GraphView, ImportantEntity, ObservationRecord, OrphanedEntity, RecentChange, RelatedEntity,
         RelationRecord,
     };
     #[pymodule_export]

@@ -345,9 +345,13 @@ _SPECS = (
         description=(
             "Four quality checks of the knowledge saved in a thread: recent_changes "
             "(created/updated entities), top_important, most_connected and "
-            "orphaned_entities (reason no_relations or broken_relation). Use it to review or "
-            "repair a thread's graph. Returns {threadId, recent_changes, top_important, "
-            "most_connected, orphaned_entities}."
+            "orphaned_entities (reason no_relations or broken_relation), and the graph's "
+            "success metrics for the thread (quality) and store-wide (store_quality): "
+            "relation_coverage (share of entities with a relation), "
+            "mean_relations_per_entity, observation_atomicity (share of observations within "
+            "the rules) and save_error_rate (save_memory calls refused by validation). Use "
+            "it to review or repair a thread's graph. Returns {threadId, recent_changes, "
+            "top_important, most_connected, orphaned_entities, quality, store_quality}."
         ),
         input_schema=schema.arguments(
             {

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use memcore::Scores as CoreScores;
 use memcore::engine::{
     Analytics as CoreAnalytics, EntityView as CoreView, GraphPage as CorePage,
-    RelatedEntity as CoreRelated,
+    GraphQuality as CoreQuality, RelatedEntity as CoreRelated,
 };
 use memcore::knowledge::{Entity, Observation, Relation};
 
@@ -337,12 +337,48 @@ record! {
 }
 
 record! {
-    /// The four analytics of `get_analytics` (a thread's, or the namespace's).
+    /// The knowledge graph's success metrics in one scope (`get_analytics`): relation
+    /// coverage, mean relations per entity, observation atomicity, and the
+    /// `save_memory` validation error rate of this process.
+    GraphQuality {
+        entities: usize,
+        entities_with_relations: usize,
+        relation_coverage: f64,
+        mean_relations_per_entity: f64,
+        observations: usize,
+        atomic_observations: usize,
+        observation_atomicity: f64,
+        save_calls: u64,
+        save_error_rate: f64,
+    }
+}
+
+impl From<CoreQuality> for GraphQuality {
+    fn from(q: CoreQuality) -> Self {
+        Self {
+            entities: q.entities,
+            entities_with_relations: q.entities_with_relations,
+            relation_coverage: q.relation_coverage,
+            mean_relations_per_entity: q.mean_relations_per_entity,
+            observations: q.observations,
+            atomic_observations: q.atomic_observations,
+            observation_atomicity: q.observation_atomicity,
+            save_calls: q.save_calls,
+            save_error_rate: q.save_error_rate,
+        }
+    }
+}
+
+record! {
+    /// The analytics of `get_analytics` (a thread's, or the namespace's), with the
+    /// success metrics of that scope (`quality`) and, for a thread, of the namespace.
     Analytics {
         recent_changes: Records<RecentChange>,
         top_important: Records<ImportantEntity>,
         most_connected: Records<ConnectedEntity>,
         orphaned_entities: Records<OrphanedEntity>,
+        quality: Py<GraphQuality>,
+        store_quality: Option<Py<GraphQuality>>,
     }
 }
 
@@ -386,6 +422,11 @@ impl Analytics {
                     reason: reason.to_owned(),
                 }),
             )?,
+            quality: Py::new(py, GraphQuality::from(a.quality))?,
+            store_quality: a
+                .store_quality
+                .map(|q| Py::new(py, GraphQuality::from(q)))
+                .transpose()?,
         })
     }
 }

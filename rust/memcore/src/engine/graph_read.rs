@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::Connection;
 
 use super::Engine;
+use super::graph_quality::{GraphQuality, current_observations};
 use super::graph_write::entity_by_name;
 use crate::error::{Error, Result};
 use crate::graph::ppr::{PprParams, best, personalized_pagerank};
@@ -81,6 +82,10 @@ pub struct Analytics {
     /// Entities with no relations (`no_relations`) or only relations that
     /// no longer hold (`broken_relation`).
     pub orphaned: Vec<(Entity, &'static str)>,
+    /// The success metrics of the thread (of the namespace when no thread).
+    pub quality: GraphQuality,
+    /// The namespace's, when a thread was asked for.
+    pub store_quality: Option<GraphQuality>,
 }
 
 /// The graph of a namespace as flat arrays (for igraph / rustworkx).
@@ -398,6 +403,26 @@ impl Engine {
             .filter_map(|c| orphan_reason(&graph, &c.entity).map(|r| (c.entity.clone(), r)))
             .take(limit)
             .collect();
+        let counts: Vec<usize> = connected.iter().map(|c| c.relation_count).collect();
+        let quality = GraphQuality::measure(
+            &counts,
+            &current_observations(&conn, namespace, thread_id, now)?,
+            &self.graph_stats,
+        );
+        let store_quality = if thread_id.is_some() {
+            let all = ent::query(&conn, namespace, None, None, None, usize::MAX >> 1)?;
+            let counts: Vec<usize> = all
+                .iter()
+                .map(|e| connections(&graph, e, now).relation_count)
+                .collect();
+            Some(GraphQuality::measure(
+                &counts,
+                &current_observations(&conn, namespace, None, now)?,
+                &self.graph_stats,
+            ))
+        } else {
+            None
+        };
         connected.retain(|c| c.relation_count > 0);
         connected.truncate(limit);
         Ok(Analytics {
@@ -405,6 +430,8 @@ impl Engine {
             top_important,
             most_connected: connected,
             orphaned,
+            quality,
+            store_quality,
         })
     }
 

@@ -11,6 +11,7 @@ mod conversation;
 mod documents;
 mod embedding;
 mod follow;
+mod graph_quality;
 mod graph_rank;
 mod graph_read;
 mod graph_write;
@@ -60,6 +61,7 @@ pub use context::{
 };
 pub use conversation::{DocumentHistory, DocumentState};
 pub use embedding::EmbeddingIdentity;
+pub use graph_quality::GraphQuality;
 pub use graph_read::{
     Analytics, Connected, EntityView, GraphArrays, GraphPage, MAX_DEPTH, MAX_PATH, RecentChange,
     RelatedEntity,
@@ -162,6 +164,8 @@ pub struct Engine {
     surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
     /// A read-only engine's thread applying the writer's new commits.
     follower: Option<follow::Follower>,
+    /// `save_memory` calls and rejections since open (`get_analytics`).
+    graph_stats: graph_quality::GraphStats,
     /// The node's side of PostgreSQL: its follower of the shared log.
     #[cfg(feature = "postgres")]
     pg: Option<pg_mode::PgNode>,
@@ -261,6 +265,7 @@ impl Engine {
             indexer,
             surfaced: parking_lot::Mutex::default(),
             follower,
+            graph_stats: graph_quality::GraphStats::default(),
             #[cfg(feature = "postgres")]
             pg: None,
         })

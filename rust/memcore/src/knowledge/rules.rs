@@ -143,6 +143,78 @@ pub fn normalize_entity_type(entity: &str, value: &str) -> (String, Vec<String>)
     (normalized, warnings)
 }
 
+/// Entity types agents use most, offered when a new type is a near miss of one.
+pub const COMMON_ENTITY_TYPES: &[&str] = &[
+    "Person",
+    "Organization",
+    "Company",
+    "Team",
+    "Project",
+    "Product",
+    "Service",
+    "Tool",
+    "Technology",
+    "Library",
+    "Framework",
+    "Language",
+    "File",
+    "Document",
+    "Place",
+    "Location",
+    "City",
+    "Country",
+    "Event",
+    "Meeting",
+    "Task",
+    "Concept",
+    "Topic",
+    "Skill",
+    "Preference",
+    "Decision",
+    "Goal",
+];
+
+/// The known type `value` is most likely a misspelling of: another type of
+/// `known` within a small edit distance (one edit per four characters, at
+/// least one), ignoring case; None when `value` is itself known or nothing is
+/// that close. A free-text type stays allowed: this only feeds a warning.
+pub fn closest_type<'a>(value: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted: Vec<char> = value.trim().to_lowercase().chars().collect();
+    let allowed = (wanted.len() / 4).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in known {
+        let other: Vec<char> = candidate.to_lowercase().chars().collect();
+        if other == wanted {
+            return None;
+        }
+        let distance = edit_distance(&wanted, &other);
+        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// Levenshtein distance with adjacent transpositions (optimal string alignment).
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut before: Vec<usize> = (0..=b.len()).collect();
+    let mut previous = before.clone();
+    let mut current = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..=b.len() {
+            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            current[j] = substitution.min(previous[j] + 1).min(current[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                current[j] = current[j].min(before[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
 /// The case-insensitive key entity names are unique by.
 pub fn name_key(name: &str) -> String {
     name.trim().to_lowercase()
@@ -151,6 +223,33 @@ pub fn name_key(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_miss_of_a_known_type_is_named() {
+        let common = COMMON_ENTITY_TYPES.iter().copied();
+        assert_eq!(closest_type("Persn", common.clone()), Some("Person"));
+        assert_eq!(
+            closest_type("Oragnization", common.clone()),
+            Some("Organization")
+        );
+        assert_eq!(closest_type("Person", common.clone()), None, "itself");
+        assert_eq!(
+            closest_type("person", common.clone()),
+            None,
+            "case is no misspelling"
+        );
+        assert_eq!(
+            closest_type("Recipe", common.clone()),
+            None,
+            "a type of its own"
+        );
+        assert_eq!(
+            closest_type("Pet", common),
+            None,
+            "short types need an exact word"
+        );
+        assert_eq!(closest_type("ApiKye", ["ApiKey", "Person"]), Some("ApiKey"));
+    }
 
     #[test]
     fn sentences_ignore_versions_and_file_names() {

@@ -1,12 +1,15 @@
 //! `save_memory`: the whole request validated, then written in one transaction.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use rusqlite::Connection;
 
 use super::WriteContext;
 use super::blocks::{entity_id, observation_drafts};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::knowledge::rules::name_key;
+use crate::knowledge::rules::{COMMON_ENTITY_TYPES, closest_type, name_key, normalize_entity_type};
 use crate::knowledge::save::{self, SaveOutcome, SaveRequest};
 use crate::memory::validate_namespace;
 use crate::store::entities as ent;
@@ -19,16 +22,21 @@ impl Engine {
     pub fn save_memory(&self, request: &SaveRequest) -> Result<SaveOutcome> {
         validate_namespace(&request.namespace)?;
         let now = now_micros();
+        self.graph_stats.saves.fetch_add(1, Ordering::Relaxed);
         self.store.write_then(
             |tx| {
                 let ns = request.namespace.as_str();
                 let exists = |key: &str| ent::by_name(tx, ns, key).is_ok_and(|e| e.is_some());
                 let problems = save::validate(request, &exists);
                 if !problems.is_empty() {
+                    self.graph_stats
+                        .rejected_saves
+                        .fetch_add(1, Ordering::Relaxed);
                     return Err(save::rejection(&problems));
                 }
                 let mut outcome = SaveOutcome {
                     quality_score: save::quality_score(request),
+                    warnings: type_suggestions(tx, request)?,
                     ..SaveOutcome::default()
                 };
                 let ctx = WriteContext {
@@ -78,4 +86,31 @@ impl Engine {
             },
         )
     }
+}
+
+/// A warning for each entity whose type is a near miss of a type the namespace already
+/// has or of a common one ("Persn" -> "Person"): types are free text, but one kind of
+/// thing under two spellings splits `query_nodes` and analytics.
+fn type_suggestions(tx: &Connection, request: &SaveRequest) -> Result<Vec<String>> {
+    let known: Vec<String> = tx
+        .prepare_cached("SELECT DISTINCT entity_type FROM entities WHERE namespace = ?1")?
+        .query_map([&request.namespace], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut warnings = Vec::new();
+    for draft in &request.entities {
+        let (given, _) = normalize_entity_type(&draft.name, &draft.entity_type);
+        let candidates = known
+            .iter()
+            .map(String::as_str)
+            .chain(COMMON_ENTITY_TYPES.iter().copied());
+        if let Some(like) = closest_type(&given, candidates) {
+            warnings.push(format!(
+                "Entity '{}': entityType '{given}' looks like '{like}', a type this memory \
+                 already uses or a common one; use '{like}' to keep one kind of thing under \
+                 one type.",
+                draft.name
+            ));
+        }
+    }
+    Ok(warnings)
 }

@@ -47,6 +47,7 @@ def test_before_turn_prepends_facts_and_past_context(mem: memcore.Memory) -> Non
     assert fact in out["recall_fact_ids"]
     assert "## Relevant facts\n- The staging database is Postgres 16" in block["content"]
     assert "User: migrate the staging database" in block["content"]
+    assert out["recall_turns"] == [{"session_id": "s1", "turn_id": "t1"}]
     # The memory item, and the whole input it heads (each item costs 4 on top of its text).
     assert out["memory_token_count"] == estimate(block["content"]) + 4
     assert out["context_token_count"] == sum(
@@ -83,6 +84,7 @@ def test_before_turn_without_room_or_memories_passes_the_input_through(
         assert out == {
             "input_items": [{"role": "user", "content": out["input_items"][0]["content"]}],
             "recall_fact_ids": [],
+            "recall_turns": [],
             "context_token_count": out["context_token_count"],
             "memory_token_count": 0,
             "compacted": out["compacted"],

@@ -8,7 +8,9 @@ conversation, each in a store of its own:
   `search_memories`: memories keyed by their own text;
 - the conversation log: every turn through `record_turn` (a LoCoMo session is a conversation,
   the turn happens at its session's date), searched with `retrieve_context` over all of
-  them: turns keyed by their context (the turns before them and their day).
+  them: turns keyed by their context (the turns before them and their day);
+- the automatic path (benches/quality/hooks.py): every turn through `memory_after_turn`,
+  each question through `memory_before_turn`, scored on what the memory block holds.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benches import embedding_cache
+from benches.quality.hooks import HOOKS_PATH, hooks_path
 from benches.quality.metrics import Scores, per_query
 from benches.quality.retrievers import usable
 
@@ -192,6 +195,10 @@ def evaluate(
             questions, _turn_path(conv, questions, query_v, vectors_ok), strict=True
         ):
             _add(turn_scores, q, conv.sample_id, per_query(found, q.gold, KS, max(KS)))
+        if vectors_ok:  # the hooks embed as they go: no row without the model
+            hook_scores = scores.setdefault(HOOKS_PATH, {})
+            for q, found in zip(questions, hooks_path(conv, questions), strict=True):
+                _add(hook_scores, q, conv.sample_id, per_query(found, q.gold, KS, max(KS)))
     return {
         "file": str(path),
         "conversations": [c.sample_id for c in conversations],

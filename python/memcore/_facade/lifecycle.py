@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 # The core's limits, in UTF-8 bytes: on a user / agent text recorded, and on a
@@ -40,10 +41,29 @@ MAX_QUERY_CHARS = 2_000
 #: Characters of one fact in the memory block.
 MAX_FACT_CHARS = 500
 FACTS_HEADER = "## Relevant facts\n"
+#: The recency half-life of the past turns memory_before_turn shows: none to speak of
+#: (relevance decides; see `TurnLifecycleAPI._memory_block`).
+CONTEXT_HALF_LIFE_DAYS = 36_500.0
 
 _CALL_TYPES = frozenset({"function_call", "tool_use", "tool_call", "custom_tool_call"})
 _TEXT_TYPES = frozenset({"message", "output_text", "text"})
 _TOOL_CHARS = re.compile(r"[^A-Za-z0-9_]+")
+
+
+class RecalledTurn(TypedDict):
+    """A past turn the memory block shows."""
+
+    session_id: str
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    """What memory_before_turn puts first: its text, and the facts and turns it holds."""
+
+    text: str = ""
+    fact_ids: list[str] = field(default_factory=list)
+    turns: list[RecalledTurn] = field(default_factory=list)
 
 
 class BeforeTurnResult(TypedDict):
@@ -53,6 +73,7 @@ class BeforeTurnResult(TypedDict):
 
     input_items: list[dict[str, Any]]
     recall_fact_ids: list[str]
+    recall_turns: list[RecalledTurn]
     context_token_count: int
     memory_token_count: int
     compacted: bool

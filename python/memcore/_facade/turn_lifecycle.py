@@ -85,8 +85,10 @@ class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
             namespace: Override the instance's namespace.
 
         Returns:
-            `{input_items, recall_fact_ids, context_token_count, memory_token_count,
-            compacted}`: `context_token_count` is what the whole input costs
+            `{input_items, recall_fact_ids, recall_turns, context_token_count,
+            memory_token_count, compacted}`: `recall_turns` are the past turns the block
+            shows (`{session_id, turn_id}`, best first), `context_token_count` is what the
+            whole input costs
             (instructions, memory block and items, estimated as the core does),
             `memory_token_count` the memory block's share.
         """
@@ -134,12 +136,12 @@ class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
         query = lifecycle.query_text(items)
         # The memory block never takes the room the items need at the least.
         budget = min(_count("memory_budget", memory_budget), target - fixed - MIN_ROOM)
-        block, fact_ids = "", list[str]()
+        block = lifecycle.MemoryBlock()
         if budget >= lifecycle.MIN_BLOCK_TOKENS and (query.strip() or docs):
-            block, fact_ids = self._memory_block(
+            block = self._memory_block(
                 ns, session_id, query, docs, budget, _count("recall_limit", recall_limit)
             )
-        head = [{"role": lifecycle.MEMORY_ROLE, "content": block}] if block else []
+        head = [{"role": lifecycle.MEMORY_ROLE, "content": block.text}] if block.text else []
         block_tokens = sum(item_tokens(i, estimate_tokens) for i in head)
         items_tokens = sum(item_tokens(i, estimate_tokens) for i in items)
         compacted = fixed + block_tokens + items_tokens > target
@@ -155,7 +157,8 @@ class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
             self._turn_metrics.compacted()
         return {
             "input_items": [*head, *items],
-            "recall_fact_ids": fact_ids,
+            "recall_fact_ids": block.fact_ids,
+            "recall_turns": block.turns,
             "context_token_count": fixed + block_tokens + items_tokens,
             "memory_token_count": block_tokens,
             "compacted": compacted,
@@ -169,29 +172,50 @@ class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
         documents: list[str],
         budget: int,
         recall_limit: int,
-    ) -> tuple[str, list[str]]:
-        """The memory block's text within `budget` tokens, and the fact ids it holds."""
+    ) -> lifecycle.MemoryBlock:
+        """The memory block within `budget` tokens, with the facts and turns it holds.
+
+        Past turns come first, ranked by relevance alone (no recency decay: an agent's
+        memory of months ago matters as much as last week's, and on LoCoMo a 30-day
+        half-life lost 45 points of R@10, benches/results/quality-experiments.md); then
+        the facts, less those whose own turn is already shown (they would say it twice)
+        unless they replaced an older fact.
+        """
         estimate = estimate_tokens
         q = self._lifecycle_vector(query)
-        facts_text, fact_ids = "", list[str]()
+        facts: list[tuple[str, str]] = []
+        sources: dict[str, tuple[str, str]] = {}
         if query.strip():
-            hits = self._engine.recall(namespace, query, q, limit=recall_limit)
-            facts = [(h.memory.id, h.memory.content) for h in hits]
-            facts_text, fact_ids = lifecycle.pack_facts(facts, budget // 2, estimate)
-        # The blocks are joined by a newline: charge it so the sum stays within budget.
+            for hit in self._engine.recall(namespace, query, q, limit=recall_limit):
+                facts.append((hit.memory.id, hit.memory.content))
+                # A fact that replaced another says what holds now: kept even beside its
+                # turn, which shows no more than the older turns around it.
+                if hit.memory.supersedes is None:
+                    sources[hit.memory.id] = _provenance(hit.memory.metadata)
+        # Half the budget is the facts' at most; the context gets the rest.
+        facts_text, fact_ids = lifecycle.pack_facts(facts, budget // 2, estimate)
         left = budget - (estimate(facts_text) + 1 if facts_text else 0)
-        context_text = ""
+        context_text, turns = "", list[lifecycle.RecalledTurn]()
         if left >= lifecycle.MIN_BLOCK_TOKENS:
-            context_text = self._engine.retrieve_context(
+            context = self._engine.retrieve_context(
                 namespace,
                 query,
                 q,
                 conversation_id=session_id,
                 documents=documents,
                 token_budget=left,
-            ).text
-        block = "\n".join(t for t in (facts_text, context_text) if t)
-        return block, (fact_ids if block else [])
+                recency_half_life_days=lifecycle.CONTEXT_HALF_LIFE_DAYS,
+            )
+            context_text = context.text
+            turns = [
+                {"session_id": i.turn.conversation_id, "turn_id": i.turn.turn_id}
+                for i in context.items
+            ]
+        shown = {(t["session_id"], t["turn_id"]) for t in turns}
+        kept = [(i, c) for i, c in facts if i in fact_ids and sources.get(i) not in shown]
+        facts_text, fact_ids = lifecycle.pack_facts(kept, budget // 2, estimate)
+        text = "\n".join(t for t in (context_text, facts_text) if t)
+        return lifecycle.MemoryBlock(text, fact_ids, turns)
 
     def memory_after_turn(
         self,
@@ -409,6 +433,13 @@ class TurnLifecycleAPI(ConversationAPI, FactCaptureAPI):
         except EmbeddingError:
             return None
         return vector
+
+
+def _provenance(metadata: Any) -> tuple[str, str]:
+    """The (session, turn) a captured fact came from, or ("", "") for other facts."""
+    if isinstance(metadata, dict):
+        return str(metadata.get("session_id", "")), str(metadata.get("turn_id", ""))
+    return "", ""
 
 
 def _days(field: str, value: Any) -> float | None:

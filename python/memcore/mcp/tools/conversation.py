@@ -435,8 +435,9 @@ _SPECS = (
             "max_input_tok, the latest items stay verbatim and the older ones become one "
             "extractive digest item, so the result fits (the recorded turns stay whole). "
             "Records nothing; call memory_after_turn once the turn is done. Returns "
-            "{input_items, recall_fact_ids, context_token_count (the whole input's "
-            "estimated tokens), memory_token_count, compacted}."
+            "{input_items, recall_fact_ids, recall_turns ([{session_id, turn_id}] shown), "
+            "context_token_count (the whole input's estimated tokens), memory_token_count, "
+            "compacted}."
         ),
         input_schema=schema.arguments(
             {

@@ -41,6 +41,7 @@ AREAS: dict[str, str] = {
     "mcp": "benches.bench_mcp",
     "index_project": "benches.bench_code",
     "conversation": "benches.bench_conversation",
+    "hooks": "benches.bench_hooks",
     "cli": "benches.bench_cli",
     "records": "benches.bench_records",
 }

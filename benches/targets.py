@@ -119,6 +119,22 @@ ROWS: tuple[Row, ...] = (
         pending_on="bench_mcp.py (memcore.mcp)",
     ),
     Row(
+        "hooks_before",
+        "memory_before_turn at a 10k-turn store, with compaction, embedding included",
+        "ms",
+        {"p95": 300.0},
+        design_peers="lifecycle seed: p95 < 300 ms",
+        pending_on="bench_hooks.py (needs the MiniLM model)",
+    ),
+    Row(
+        "hooks_after",
+        "memory_after_turn at a 10k-turn store, with fact capture, embedding included",
+        "ms",
+        {"p95": 500.0},
+        design_peers="lifecycle seed: p95 < 500 ms",
+        pending_on="bench_hooks.py (needs the MiniLM model)",
+    ),
+    Row(
         "cold_start",
         "cold start to answering tools/list",
         "s",

@@ -144,6 +144,21 @@ def test_a_fact_already_stored_is_not_stored_twice(model_mem: memcore.Memory) ->
     assert len(model_mem.list_memories()) == 1
 
 
+def test_a_near_copy_with_another_number_is_a_fact_of_its_own(
+    model_mem: memcore.Memory,
+) -> None:
+    """Nearly the same sentence (cosine 0.985 with MiniLM) with another number: not a
+    repeat; the update rule decides whether it replaces the old one."""
+    stay = "I'm staying at the Hilton in Nairobi for the data engineering workshop in room"
+    first = _after(model_mem, "t1", f"{stay} 1300.")
+    other = _after(model_mem, "t2", f"{stay} 1302.")
+    assert len(first["captured"]) == 1 and len(other["captured"]) == 1, other
+    assert other["captured"][0]["content"].endswith("room 1302")
+    # The same sentence again is a repeat.
+    again = _after(model_mem, "t3", f"{stay} 1302.")
+    assert again["captured"] == [] and again["skipped"][0]["reason"] == "duplicate"
+
+
 def test_an_update_supersedes_the_old_fact_and_history_keeps_it(
     model_mem: memcore.Memory,
 ) -> None:

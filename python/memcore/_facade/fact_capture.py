@@ -13,6 +13,7 @@ was stored when it was not.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -249,11 +250,17 @@ class FactCaptureAPI(FactsAPI):
         )
 
     def _stored_duplicate(self, namespace: str, content: str, vector: Vector | None) -> str | None:
-        """The id of a valid stored fact that says the same, if any."""
+        """The id of a valid stored fact that says the same, if any: the same words, or
+        nearly the same meaning with the same names and numbers (a fact that changes a
+        name or a number is an update, which the update rule judges, not a repeat)."""
         wanted = _normal(content)
         if vector is not None:
             for hit in self._engine.search_vector(namespace, vector, limit=3, kinds=["memory"]):
-                if hit.relevance_score >= DUPLICATE_COSINE or _normal(hit.memory.content) == wanted:
+                stored = hit.memory.content
+                if _normal(stored) == wanted or (
+                    hit.relevance_score >= DUPLICATE_COSINE
+                    and _specifics(stored) == _specifics(content)
+                ):
                     return hit.memory.id
             return None
         for hit in self._engine.search_text(namespace, content, limit=5, kinds=["memory"]):
@@ -266,6 +273,15 @@ def _may_supersede(old: MemoryRecord, tier: str) -> bool:
     """A fact about today or this week does not replace a durable one ("I'm working from
     home today" leaves "User works at the Berlin office" standing)."""
     return tier == "durable" or old.tier != "durable"
+
+
+_SPECIFIC = re.compile(r"\d+(?:[.,:]\d+)*|(?<!^)(?<![.!?] )\b[A-Z][\w'’-]*")
+
+
+def _specifics(text: str) -> frozenset[str]:
+    """The numbers and the capitalised words past a sentence's start: what makes two
+    near-identical sentences two facts ("lives at number 12" / "at number 14")."""
+    return frozenset(_SPECIFIC.findall(text)) - {"User", "User's", "I"}
 
 
 def _normal(text: str) -> str:

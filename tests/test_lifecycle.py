@@ -137,6 +137,26 @@ def test_after_turn_records_the_turn_with_its_tool_calls(mem: memcore.Memory) ->
     assert len(mem.list_turns("s")) == 1
 
 
+def test_after_turn_records_anthropic_tool_use_parts(mem: memcore.Memory) -> None:
+    outputs = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Reading it."},
+                {"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {"path": "a"}},
+            ],
+        },
+        {"type": "web_search_call", "action": {"query": "memcore"}},
+    ]
+    mem.memory_after_turn("s", "t", "look at a", outputs)
+    turn = mem.get_turn("s", "t")
+    assert turn.agent_text == "Reading it."
+    assert [(p.tool, p.args) for p in turn.procedures] == [
+        ("READ_FILE", {"path": "a"}),
+        ("WEB_SEARCH_CALL", {"query": "memcore"}),
+    ]
+
+
 def test_after_turn_truncates_instead_of_losing_the_turn(mem: memcore.Memory) -> None:
     huge = "é" * 80_000  # 160,000 bytes: over the core's limit on a turn's text
     assert mem.memory_after_turn("s", "t", huge, huge)["created"]

@@ -1,7 +1,8 @@
-"""The parts of a client's item that compaction reads, in the three formats clients send
-(OpenAI Responses, Chat Completions, Anthropic messages; memcore/_facade/lifecycle.py):
-who speaks, the tool calls it makes, the ids tying a tool result to its call, the texts
-the model reads (and so what the item costs), and where those texts sit, to cut them.
+"""The parts of a client's item, in the three formats clients send (OpenAI Responses,
+Chat Completions, Anthropic messages): its text, who speaks, the tool calls it makes, the
+ids tying a tool result to its call, the texts the model reads (and so what the item
+costs), and where those texts sit, to cut them. memory_after_turn reads turns with it
+(memcore/_facade/lifecycle.py) and compaction reads sessions with it.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-
-from memcore._facade.lifecycle import item_text
 
 Estimate = Callable[[str], int]
 
@@ -20,6 +19,22 @@ ITEM_OVERHEAD = 4
 
 _SPEAKERS = frozenset({"user", "assistant", "system", "developer"})
 _TEXT_TYPES = frozenset({"message", "output_text", "text"})
+
+
+def item_text(item: Mapping[str, Any]) -> str:
+    """The text of an item: a string content, or its text parts joined."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p if isinstance(p, str) else p.get("text")
+            for p in content
+            if isinstance(p, str | Mapping)
+        ]
+        return "\n".join(p for p in parts if isinstance(p, str) and p)
+    text = item.get("text")
+    return text if isinstance(text, str) else ""
 
 
 def item_tokens(item: Mapping[str, Any], estimate: Estimate) -> int:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 # procedure's argument JSON (rust/memcore/src/memory.rs, conversation.rs).
 from memcore._core import MAX_ARGS_BYTES as MAX_ARGS_BYTES
 from memcore._core import MAX_TEXT_BYTES as MAX_TEXT_BYTES
+from memcore._facade.item_parts import calls, speaker
+from memcore._facade.item_parts import item_text as item_text
 from memcore._time import from_micros, iso, now_micros
 from memcore.errors import ResourceBusyError, invalid
 
@@ -45,8 +47,6 @@ FACTS_HEADER = "## Relevant facts\n"
 #: (relevance decides; see `TurnLifecycleAPI._memory_block`).
 CONTEXT_HALF_LIFE_DAYS = 36_500.0
 
-_CALL_TYPES = frozenset({"function_call", "tool_use", "tool_call", "custom_tool_call"})
-_TEXT_TYPES = frozenset({"message", "output_text", "text"})
 _TOOL_CHARS = re.compile(r"[^A-Za-z0-9_]+")
 
 
@@ -107,22 +107,6 @@ def as_items(value: Any, field: str) -> list[dict[str, Any]]:
     return items
 
 
-def item_text(item: Mapping[str, Any]) -> str:
-    """The text of an item: a string content, or its text parts joined."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            p if isinstance(p, str) else p.get("text")
-            for p in content
-            if isinstance(p, str | Mapping)
-        ]
-        return "\n".join(p for p in parts if isinstance(p, str) and p)
-    text = item.get("text")
-    return text if isinstance(text, str) else ""
-
-
 def user_text(items: Sequence[Mapping[str, Any]]) -> str:
     """The current user message: the last item with role `user` that has text."""
     for item in reversed(items):
@@ -135,29 +119,15 @@ def user_text(items: Sequence[Mapping[str, Any]]) -> str:
 
 def agent_text(items: Sequence[Mapping[str, Any]]) -> str:
     """The agent's answer: the text of its assistant messages, joined."""
-    texts = [
-        item_text(item)
-        for item in items
-        if item.get("role") == "assistant"
-        or (item.get("role") is None and item.get("type") in _TEXT_TYPES)
-    ]
+    texts = [item_text(item) for item in items if speaker(item) == "assistant"]
     return "\n\n".join(t for t in texts if t.strip())
 
 
 def tool_calls(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Procedure specs (`{tool, args}`) for the tool calls among `items`."""
-    calls: list[tuple[Any, Any]] = []
-    for item in items:
-        if item.get("type") in _CALL_TYPES:
-            calls.append((item.get("name"), item.get("arguments", item.get("input"))))
-        nested = item.get("tool_calls")
-        if isinstance(nested, list):
-            for call in nested:
-                if isinstance(call, Mapping):
-                    fn = call.get("function")
-                    fn = fn if isinstance(fn, Mapping) else call
-                    calls.append((fn.get("name"), fn.get("arguments")))
-    return [{"tool": _tool_name(name), "args": _args(args)} for name, args in calls][
+    """Procedure specs (`{tool, args}`) for the tool calls among `items`, in every
+    client's shape (memcore/_facade/item_parts.py)."""
+    found = (call for item in items for call in calls(item))
+    return [{"tool": _tool_name(name), "args": _args(args)} for name, args in found][
         :MAX_TOOL_CALLS
     ]
 

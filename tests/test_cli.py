@@ -65,6 +65,8 @@ def test_store_search_recall_and_status(store: Path, capsys: pytest.CaptureFixtu
     assert set(made) == {"id", "created", "similar", "action_required", "embedding"}
     assert made["created"]["source"] == "explicit" and made["embedding"] == "none"
     run_json(capsys, "store", "User lives in Lisbon", "--thread-id", "t1", *TEXT_ONLY)
+    week = run_json(capsys, "store", "User is in Oslo this week", "--tier", "L2", *TEXT_ONLY)
+    assert week["created"]["tier"] == "L2" and week["created"]["expires_at"]
 
     found = run_json(capsys, "search", "typescript", "--text", *TEXT_ONLY)
     assert [r["id"] for r in found["results"]] == [made["id"]]
@@ -74,7 +76,7 @@ def test_store_search_recall_and_status(store: Path, capsys: pytest.CaptureFixtu
     assert [r["content"] for r in scoped["results"]] == ["User lives in Lisbon"]
 
     status = run_json(capsys, "status", *TEXT_ONLY)
-    assert status["counts"] == {"memories": 2}
+    assert status["counts"] == {"memories": 3}
     assert status["store"]["path"] == str(store)
 
 

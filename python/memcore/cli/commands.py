@@ -223,8 +223,14 @@ def _store_memory_command(commands: Any) -> None:
     )
     store.add_argument(
         "--source",
-        choices=("explicit", "extracted"),
-        help="explicit: the user said it; extracted: inferred from a conversation",
+        choices=("explicit", "extracted", "conversation"),
+        help="explicit: the user asked to remember it; extracted: inferred; conversation: "
+        "captured from what the user said",
+    )
+    store.add_argument(
+        "--tier",
+        choices=("L1", "L2", "durable"),
+        help="how long it holds: L1 today, L2 this week, durable (default) no expiry",
     )
     store.add_argument("--thread-id", help="a conversation or agent thread to tag it with")
     store.add_argument(
@@ -400,7 +406,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def _store(args: argparse.Namespace) -> int:
     arguments = {"content": args.content}
-    for name in ("memory_type", "source", "thread_id", "confidence", "importance"):
+    for name in ("memory_type", "source", "thread_id", "confidence", "importance", "tier"):
         if getattr(args, name) is not None:
             arguments[name] = getattr(args, name)
     with _opened(_settings(args), read=False, model=True) as call:

@@ -94,8 +94,8 @@ fn connecting_creates_the_schema_once_and_records_its_version() {
         )
         .unwrap()
         .get(0);
-    // schema_version, log_heads, log and the 17 record tables.
-    assert_eq!(tables, 20);
+    // schema_version, log_heads, log and the 19 record tables.
+    assert_eq!(tables, 22);
 }
 
 #[test]

@@ -369,24 +369,29 @@ pub fn latest_version() -> i64 {
 
 /// Bring the schema up to date. Refuses a database written by a newer memcore.
 pub fn migrate(conn: &mut Connection) -> Result<i64> {
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let latest = latest_version();
-    if current > latest {
-        return Err(Error::invalid(
-            "path",
-            format!(
-                "This store has schema version {current}, newer than this memcore \
-                 understands ({latest}). Upgrade memcore to open it."
-            ),
-        ));
-    }
-    for step in MIGRATIONS.iter().filter(|m| m.version > current) {
-        let tx = conn.transaction()?;
+    loop {
+        // Each step in its own write transaction that reads the version again
+        // under SQLite's write lock: processes opening one store together apply
+        // every step once, in order, whichever gets there first.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current > latest {
+            return Err(Error::invalid(
+                "path",
+                format!(
+                    "This store has schema version {current}, newer than this memcore \
+                     understands ({latest}). Upgrade memcore to open it."
+                ),
+            ));
+        }
+        let Some(step) = MIGRATIONS.iter().find(|m| m.version > current) else {
+            return Ok(latest);
+        };
         tx.execute_batch(step.sql)?;
         tx.pragma_update(None, "user_version", step.version)?;
         tx.commit()?;
     }
-    Ok(latest)
 }
 
 #[cfg(test)]
@@ -438,6 +443,26 @@ mod tests {
             .query_row("SELECT conversations FROM documents", [], |r| r.get(0))
             .unwrap();
         assert_eq!(conversations, 2);
+    }
+
+    #[test]
+    fn stores_opened_together_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut conn = Connection::open(&path).unwrap();
+                    conn.busy_timeout(std::time::Duration::from_secs(10))
+                        .unwrap();
+                    migrate(&mut conn)
+                })
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap().unwrap(), latest_version());
+        }
     }
 
     #[test]

@@ -175,6 +175,185 @@ def test_every_skip_reason_is_documented() -> None:
     }
 
 
+# -- shapes of other styles: dropped subjects, verbless states, modifiers, hedges ----
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A verb whose subject chat drops.
+        ("just got engaged!!!", "User just got engaged"),
+        ("used to live in paris", "User used to live in paris"),
+        (
+            "been pulling late nights on the release",
+            "User has been pulling late nights on the release",
+        ),
+        ("Born and raised in Manchester", "User was born and raised in Manchester"),
+        ("based in Basel", "User is based in Basel"),
+        ("Love hiking, hate running.", "User loves hiking, hate running"),
+        (
+            "Mostly work in Python and SQL, some Scala.",
+            "User mostly works in Python and SQL, some Scala",
+        ),
+        # A negated verb of having is no order.
+        ("dont have a car so transit only pls", "User doesn't have a car"),
+        # A verbless state, tied to the speaker by a time word, an "fyi", or its adjective.
+        ("sick af this week, slow replies", "User: sick af this week"),
+        ("lactose intolerant fyi", "User: lactose intolerant"),
+        ("allergic to nuts", "User: allergic to nuts"),
+        ("wfh today", "User: working from home today"),
+        # A fronted modifier describes the user, the subject of what follows.
+        ("As a nurse, I find these apps useless.", "User is a nurse"),
+        ("Being left-handed, I smudge ink.", "User is left-handed"),
+        (
+            "Funny enough, for a guy who works at a brewery, I barely drink.",
+            "User works at a brewery",
+        ),
+        ("Given that I'm type 1 diabetic, can you adapt the plan?", "User is type 1 diabetic"),
+        # Hedges before a first-person clause are read past.
+        ("I guess you could say I'm a morning person.", "User is a morning person"),
+        ("I suppose I should mention I'm colourblind.", "User is colourblind"),
+        ("I'm pretty sure I have ADHD.", "User has ADHD"),
+        # A preference or a wish, not a conditional or a request.
+        (
+            "I'd rather schedule deep work after 9pm.",
+            "User would rather schedule deep work after 9pm",
+        ),
+        ("I'd like to start investing.", "User would like to start investing"),
+        # Told on purpose, a statement may name no one; a project said with "the" is the user's.
+        ("fyi the staging db gets wiped every night", "The staging db gets wiped every night"),
+        ("the repo is at ~/code/atlas", "User's repo is at ~/code/atlas"),
+        ("u know im vegan rite?", "User is vegan"),
+        ("#running Just hit 100 days in a row!", "User just hit 100 days in a row"),
+        ("live with two roommates and a dog", "User lives with two roommates and a dog"),
+        (
+            "Our team switched to Linear last month and everyone loves it.",
+            "User's team switched to Linear last month",
+        ),
+    ],
+)
+def test_shapes_of_other_styles_are_captured(text: str, expected: str) -> None:
+    assert expected in [content for content, _ in facts(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tried the fix, same err",
+        "Happy Friday!",
+        "Weather's nice today.",
+        "Unlike most of my colleagues",
+        "Knowing me",
+        "Hope you're having a good day!",
+        "I'm trying to figure out a morning routine.",
+        "I'll check the diff later.",
+        "I'm going to try it tonight.",
+        "Tried that already, didn't help.",
+        "Still getting the same issue after restarting.",
+        "I was worried it'd be a huge rewrite.",
+        "Seeing as I'm stuck here, I might as well learn French.",
+        "I'd like to book a table for two.",
+        'My friend said "I\'m quitting my job tomorrow"',
+        'My teacher always says "practice makes perfect".',
+        "Fix this: I has a apple.",
+        "cant talk long",
+        "Sorry, I was away.",
+        "sorry I got distracted",
+        "My friend thinks AI will take all jobs.",
+        "Someone told me that coffee stunts growth.",
+        "I give up lol",
+        'My sister texted "I got the job at last!!"',
+    ],
+)
+def test_talk_reactions_and_quotes_in_other_shapes_are_skipped(text: str) -> None:
+    kept = [c for c, _ in facts(text)]
+    assert not [c for c in kept if "stuck" not in c], kept
+
+
+def test_well_wishing_is_a_greeting_whole() -> None:
+    assert reasons("Hope you're having a good day!") == ["greeting"]
+    assert reasons("Have a great weekend!") == ["greeting"]
+
+
+def test_clauses_part_where_a_new_subject_or_an_order_starts() -> None:
+    assert [
+        c for c, _ in facts("my daughter starts school in May and my husband works nights")
+    ] == [
+        "User's daughter starts school in May",
+        "User's husband works nights",
+    ]
+    assert [c for c, _ in facts("keep memory low, my machine is an M1 Air with 8GB")] == [
+        "User's machine is an M1 Air with 8GB"
+    ]
+    assert facts("I'm on call this week so keep the changes small") == [
+        ("User is on call this week", "L2")
+    ]
+    assert [c for c, _ in facts("no longer using vim, switched to helix")] == [
+        "User is no longer using vim",
+        "User switched to helix",
+    ]
+    assert [c for c, _ in facts("i'm 6'2 and 85kg if that matters")] == ["User is 6'2 and 85kg"]
+    assert [c for c, _ in facts("hungover today dont judge")] == ["User: hungover today"]
+    # "me and my girlfriend are" is one subject; a reason stays with what it explains.
+    assert [c for c, _ in facts("me and my girlfriend are moving in together")] == [
+        "User and User's girlfriend are moving in together"
+    ]
+    assert len(facts("We chose Terraform because the team already knew HCL.")) == 1
+
+
+def test_a_he_or_she_after_someone_of_the_users_is_that_person() -> None:
+    text = "My grandfather passed away in March. He was a ship's engineer for forty years."
+    assert [c for c, _ in facts(text)] == [
+        "User's grandfather passed away in March",
+        "User's grandfather was a ship's engineer for forty years",
+    ]
+    assert "User's dog Rex is 3" in [c for c, _ in facts("I have a dog named Rex. He's 3.")]
+    # "My partner and I": "he" is someone else.
+    text = "My partner and I work from home, so he's never alone."
+    assert [c for c, _ in facts(text)] == ["User's partner and User work from home"]
+
+
+# -- lists, headings and tables ------------------------------------------------------
+
+
+def test_a_list_under_a_header_of_the_users_is_the_users() -> None:
+    assert facts("My setup:\n1. Arch Linux, Hyprland\n2. kitty terminal") == [
+        ("User's setup: Arch Linux, Hyprland", "durable"),
+        ("User's setup: kitty terminal", "durable"),
+    ]
+    assert [c for c, _ in facts("**About me:**\n- allergic to nuts\n- live in Rotterdam")] == [
+        "User: allergic to nuts",
+        "User: live in Rotterdam",
+    ]
+    assert facts("### Today\n- dentist at 11:00") == [("User, today: dentist at 11:00", "L1")]
+    assert [c for c, _ in facts("## Context\n- Stack: Next.js + Supabase")] == [
+        "User's stack: Next.js + Supabase"
+    ]
+    assert [c for c, _ in facts("My goals for this year:\n- run a marathon")] == [
+        "User's goals for this year: run a marathon"
+    ]
+    # A profile's fields, and its numbers.
+    assert [c for c, _ in facts("Name: Anna\nAge: 32\nLocation: Oslo")] == [
+        "User's name: Anna",
+        "User's age: 32",
+        "User's location: Oslo",
+    ]
+    # A clause is no owner: the options are not the user's things.
+    assert facts("Options I'm considering:\n1. Lisbon\n2. Barcelona") == []
+    assert facts("## Steps\n1. Open settings\n2. Click Save") == []
+
+
+def test_a_table_whose_header_names_the_user_gives_a_fact_per_row() -> None:
+    table = "| Area | What we use |\n|---|---|\n| CI | Buildkite |\n| Errors | Sentry |"
+    assert [c for c, _ in facts(table)] == [
+        "User's team uses Buildkite for CI",
+        "User's team uses Sentry for Errors",
+    ]
+    other = "| Tool | Price |\n|---|---|\n| Figma | 15 |"
+    assert facts(other) == []
+    assert set(reasons(other)) == {"not_a_fact"}
+
+
 # -- tiers ---------------------------------------------------------------------------
 
 
@@ -203,15 +382,56 @@ def test_tiers_follow_the_time_words(sentence: str, tier: str) -> None:
 
 
 def test_a_so_clause_and_a_bullet_take_the_time_of_what_they_follow() -> None:
+    # ... and say it, so the memory read alone still tells which day.
     assert facts("Our daughter has a fever today, so I'm staying home.") == [
         ("User's daughter has a fever today", "L1"),
-        ("User is staying home", "L1"),
+        ("User is staying home today", "L1"),
     ]
     assert facts("Today's plan:\n- I'm meeting the accountant at 10") == [
-        ("User is meeting the accountant at 10", "L1")
+        ("User is meeting the accountant at 10 today", "L1")
     ]
     # Without the cause, the same statement names no time.
     assert facts("I'm staying home.") == [("User is staying home", "durable")]
+
+
+# -- tiers from the rest of the message ----------------------------------------------
+
+
+def test_a_fact_takes_the_day_or_week_of_what_frames_it() -> None:
+    # A remark about the day sets the time of what follows; the fact says which day.
+    assert facts("Long day. I had to get the car towed.") == [
+        ("User had to get the car towed today", "L1")
+    ]
+    assert facts("This week is chaos — my sister is staying with us.") == [
+        ("User's sister is staying with User this week", "L2")
+    ]
+    # A passing state after a fact about today is today's.
+    assert facts("Today I'm presenting to the board. I'm pretty nervous.")[1] == (
+        "User is pretty nervous today",
+        "L1",
+    )
+    # Not after a greeting: "Morning!" frames nothing.
+    assert facts("Morning! My mother-in-law doesn't eat shellfish.") == [
+        ("User's mother-in-law doesn't eat shellfish", "durable")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "tier"),
+    [
+        ("I have a meeting at 3pm", "L1"),
+        ("gonna be at the dentist at 2", "L1"),
+        ("I get up at 6am", "durable"),
+        ("my parents are visiting next month", "durable"),
+        ("I teach yoga on Tuesday and Thursday evenings", "durable"),
+        ("I'm off on Friday", "L2"),
+        ("up at 5 most days", "durable"),
+        ("I have a headache since morning", "L1"),
+        ("at my parents this wk", "L2"),
+    ],
+)
+def test_clock_times_plans_and_habits_are_tiered(sentence: str, tier: str) -> None:
+    assert tier_of(sentence) == tier
 
 
 # -- rewriting -----------------------------------------------------------------------
@@ -243,6 +463,11 @@ def test_a_so_clause_and_a_bullet_take_the_time_of_what_they_follow() -> None:
         ("call me Sam from now on", "User wants to be called Sam from now on"),
         ("I'm a huge Arsenal fan lol 😂", "User is a huge Arsenal fan"),
         ("I'm a translator (German to English).", "User is a translator (German to English)"),
+        ("I always bring my own pillow", "User always brings User's own pillow"),
+        ("I no longer work at Google", "User no longer works at Google"),
+        ("I've never been to the US", "User has never been to the US"),
+        ("The kids are at school", "User's kids are at school"),
+        ("ACTUALLY I LIVE IN TORONTO", "ACTUALLY User LIVES IN TORONTO"),
     ],
 )
 def test_rewriting_to_the_third_person(core: str, memory: str) -> None:
@@ -340,6 +565,8 @@ def test_each_sentence_of_a_message_is_accounted_for(picked: list[str]) -> None:
         ("User is at the gym tonight", "Tonight User is at the gym", True),
         ("User lives in Austin", "User moved to Austin", False),
         ("User doesn't eat pork", "User eats pork", False),
+        # A label's "their" / "them" is the user too.
+        ("User keeps their venvs in ~/.venvs", "User keeps User's venvs in ~/.venvs", True),
         (
             "User is a night owl",
             "User is a night owl, User does User's best work after 10pm",
@@ -391,20 +618,37 @@ def test_the_harness_scores_a_set(tmp_path: Path) -> None:
     assert "misses" not in capture_bench.run(tmp_path / "set.jsonl", show_misses=False)
 
 
-def test_the_harness_never_prints_a_heldout_sets_misses(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("name", ["x_heldout.jsonl", "capture_holdout2.jsonl", "Hold-Out3.jsonl"])
+def test_the_harness_shows_only_a_heldout_sets_aggregate_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    _write_set(tmp_path / "x_heldout.jsonl")
-    capture_bench.main([str(tmp_path / "x_heldout.jsonl"), "--misses"])
+    _write_set(tmp_path / name)
+    capture_bench.main([str(tmp_path / name), "--misses"])
     shown = capsys.readouterr().out
-    assert "| held-out (x_heldout.jsonl) | 3 |" in shown
+    assert f"| held-out ({name}) | 3 |" in shown
     assert "User likes maths" not in shown and "## missed" not in shown
+    # No tiers or styles either: the row is all that is told of it.
+    assert "| held-out |" not in shown
+    result = capture_bench.run(tmp_path / name, show_misses=True)
+    assert set(result) == {"file", "all", "ms_per_message", "held_out"}
 
 
-def test_the_capture_section_merges_into_the_report(tmp_path: Path) -> None:
+def test_the_dev_sets_are_not_held_out() -> None:
+    assert not capture_bench.is_held_out(capture_bench.DEV)
+    assert not capture_bench.is_held_out(capture_bench.DEV2)
+    assert capture_bench.is_held_out(capture_bench.HELDOUT)
+
+
+def test_the_capture_section_merges_into_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The held-out set is scored once, by hand, when the rules are final: never by a test.
+    monkeypatch.setattr(capture_bench, "HELDOUT", tmp_path / "absent_holdout2.jsonl")
     (tmp_path / "quality.json").write_text(json.dumps({"subset": "full", "other": {"x": 1}}))
     fresh = harness.run_capture(log=lambda _: None)
+    assert list(fresh) == ["dev", "dev 2"]
     assert fresh["dev"]["file"] == "capture.jsonl" and fresh["dev"]["all"]["lines"] >= 320
+    assert fresh["dev 2"]["file"] == "capture_dev2.jsonl"
     assert "misses" not in fresh["dev"]
     merged, text = harness.merge_capture(tmp_path, fresh)
     assert merged["other"] == {"x": 1} and merged["capture"] == fresh

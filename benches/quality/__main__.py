@@ -1,9 +1,10 @@
 """python -m benches.quality --locomo FILE --cosqa DIR [--quick] [--out DIR]
 
 With neither file given, the data under ../shared/bench is used. Update detection on store
-(benches/quality/updates.jsonl) and fact capture (benches/quality/capture.jsonl, and
-capture_heldout.jsonl when present) run with either; --updates-only and --capture-only run
-just that part and put its section into the report already in --out.
+(benches/quality/updates.jsonl) and fact capture (benches/quality/capture.jsonl and
+capture_dev2.jsonl, and capture_holdout2.jsonl when present) run with either;
+--updates-only and --capture-only run just that part and put its section into the report
+already in --out.
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def run_updates(*, quick: bool, log: Callable[[str], None] = print) -> dict[str,
 
 
 def run_capture(*, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Fact capture on benches/quality/capture.jsonl, and on the held-out set beside it when
-    it exists (aggregates only: its misses are never shown)."""
+    """Fact capture on the two dev sets (capture.jsonl, capture_dev2.jsonl), and on the
+    held-out set beside them when it exists (its aggregate row only)."""
     log(f"[quality] fact capture {capture.DEV}")
     return capture.evaluate(log=log)
 

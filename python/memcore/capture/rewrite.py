@@ -14,7 +14,11 @@ whoever reads it. So the user becomes "User":
   ("we're getting married"): there is no telling a partner from a family, so nothing is
   invented. "us" follows the same choice ("User's team" / "User"); "our" is "User's" ("our
   CI" -> "User's CI": the thing is the user's whether team or family shares it).
-- "call me Sam" becomes "User wants to be called Sam".
+- "the" or "this" before someone or something that is the user's when said that way ("the
+  kids", "the wife"; "the repo", "this codebase" to an assistant at work on it) is
+  "User's"; "the US" stays the US.
+- "call me Sam" becomes "User wants to be called Sam"; chat shorthand is spelt out ("wfh"
+  -> "working from home"): a memory is read and searched in full words.
 - Chat fillers at the end ("lol", "tbh", emoji, ":)") and the final punctuation go; the
   words in between are the user's own, kept as typed.
 """
@@ -23,10 +27,14 @@ from __future__ import annotations
 
 import re
 
+from memcore.capture import grammar
 from memcore.capture import lexicon as lx
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*|\s+|[^\sA-Za-z0-9]")
-_CALL_ME = re.compile(r"^(?:you can |just |please )?call me\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_CALL_ME = re.compile(
+    r"^(?:from now on,? |going forward,? )?(?:you can |just |please )?call me\s+(.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
 _TRAILING_FILLER = re.compile(
     r"(?:[\s,]+(?:lol|lmao|haha+|hehe+|tbh|btw|imo|imho|jk|xd|ngl|though|tho|lel|fwiw))+\W*$"
     r"|[\s\W_]+$",
@@ -90,12 +98,16 @@ def third_person(core: str) -> str:
                 continue
         elif not out and re.sub(r"'s$", "", word) in lx.BARE_KIN:
             out.append(f"User's {tokens[index]}")
+        elif not out and word in ("the", "this") and _owned_after(lowered, index):
+            out.append("User's")  # "The kids are ..." / "This codebase is" -> "User's ..."
         elif word in _OBJECTS:
             out.append(_OBJECTS[word])
+        elif word in lx.SHORTHAND:
+            out.append(lx.SHORTHAND[word])
         elif word in _OUR:
             out.append(_OUR[word])
-        elif word == "us":
-            out.append(_US[team])
+        elif word == "us" and not (tokens[index] == "US" and not text.isupper()):
+            out.append(_US[team])  # not "the US"
         else:
             out.append(tokens[index])
         index += 1
@@ -129,6 +141,22 @@ def _noun_phrase_before(lowered: list[str], index: int) -> bool:
     return len(before) <= lx.COMPOUND_SUBJECT_WORDS and not any(w in lx.PRONOUNS for w in before)
 
 
+def _owned_after(lowered: list[str], index: int) -> bool:
+    """Is the word after "the" / "this" one that is the user's when said so ("the kids",
+    "the wife"; "the repo", "this codebase" with an assistant at work on it)?"""
+    following = re.sub(r"'s$", "", _next_word(lowered, index))
+    if lowered[index] == "the" and following in lx.BARE_KIN:
+        return True
+    return following in lx.PROJECT_NOUNS
+
+
+def _next_word(lowered: list[str], index: int) -> str:
+    for ahead in range(index + 1, len(lowered)):
+        if lowered[ahead].strip():
+            return lowered[ahead]
+    return ""
+
+
 def _previous_word(lowered: list[str], index: int) -> str:
     for back in range(index - 1, -1, -1):
         if lowered[back].strip():
@@ -141,8 +169,8 @@ def _agree(tokens: list[str], lowered: list[str], index: int, out: list[str], pa
     subject just written, made to agree; returns the index after the verb."""
     while index < len(tokens):
         word = lowered[index]
-        if not word.strip() or word in lx.ADVERBS:
-            out.append(tokens[index])
+        if not word.strip() or word in lx.ADVERBS or word in ("no", "longer"):
+            out.append(tokens[index])  # "User no longer works ..."
         elif word in ("am", "are", "'m"):
             out.append("is")
             return index + 1
@@ -167,14 +195,16 @@ def _third_person_verb(token: str, word: str, past: bool) -> str:
         or word in lx.PARTICIPLES
         or "'" in word
         or (word.endswith("ed") and (not word.endswith("eed") or word in lx.PAST_EED))
-        or word.endswith("ing")
+        or grammar.is_ing(word)
         or word in ("is", "was", "has", "does", "not", "never")
         or (word in lx.SAME_IN_PAST and past)
         or not word.isalpha()
     ):
         return token
     if word.endswith(("s", "x", "z", "ch", "sh", "o")):
-        return token + "es"
-    if len(word) > 2 and word.endswith("y") and word[-2] not in "aeiou":
-        return token[:-1] + "ies"
-    return token + "s"
+        suffix, stem = "es", token
+    elif len(word) > 2 and word.endswith("y") and word[-2] not in "aeiou":
+        suffix, stem = "ies", token[:-1]
+    else:
+        suffix, stem = "s", token
+    return stem + (suffix.upper() if token.isupper() else suffix)  # "I LIVE" -> "LIVES"

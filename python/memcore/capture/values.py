@@ -14,7 +14,8 @@ TIERS = ("L1", "L2", "durable")
 #:   greeting      hello, goodbye, "brb", "talk tomorrow"
 #:   thanks        thanks, "appreciate it"
 #:   hypothetical  if / suppose / imagine / "what if" / "I'd ..." / "I wish ..."
-#:   quote         a "> " quoted block, quoted speech, or text handed over for editing
+#:   quote         a "> " quoted block, quoted speech (and "my friend said" before it),
+#:                 or text handed over for editing ("Fix this: ...")
 #:   code          a fenced or indented code block, or a line that reads as code
 #:   instruction   tells the assistant what to do ("write ...", "please ...", "I want you to")
 #:   not_a_fact    the rest: acknowledgements, talk about the conversation itself ("I see",

@@ -6,10 +6,11 @@
 //! Noticing is cheap: `PRAGMA data_version` on the thread's own connection
 //! changes only when another connection committed, so an idle writer costs
 //! one tiny query per poll. When it changed and the op log grew, the thread
-//! reads, in one snapshot, the new ops and what they changed: memory writes
-//! (the common case) update the catalog and the mention links one by one;
-//! any other kind, or a bulk ingest, rescans the catalog and graph from the
-//! tables. Invalidations, supersessions and deletes show at once. Then the
+//! reads, in one snapshot, the new ops and what they changed: writes of
+//! memories, conversation turns and code chunks (an agent's common writes)
+//! update the catalog (and a memory's mention links) one by one; a write of
+//! the knowledge graph, or a bulk ingest, rescans the catalog and graph from
+//! the tables. Invalidations, supersessions and deletes show at once. Then the
 //! open-time replay ([`super::recovery`]) stages the new content into the
 //! pending text and vector buffers that searches read beside the committed
 //! indexes.
@@ -26,7 +27,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -40,15 +41,18 @@ use super::indexes::Indexes;
 use super::recovery;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
+use crate::store::code::CodeChunks;
+use crate::store::conversations::Turns;
 use crate::store::oplog::{self, Action, Op};
+use crate::store::table::{self, CatalogRow};
 use crate::store::{memories, relations};
 use crate::text::TextIndex;
 
 /// How often the thread looks for new commits: well inside the promise
 /// that a read-only search is at most a second behind the writer.
 pub const POLL: Duration = Duration::from_millis(200);
-/// Memory writes applied one by one in a catch-up; more (a bulk ingest), or
-/// any other kind of record, rescan the catalog and the graph.
+/// Writes applied one by one in a catch-up; more (a bulk ingest), or a write
+/// of the knowledge graph, rescan the catalog and the graph.
 const INCREMENTAL_OPS: usize = 4096;
 /// Pending text documents (or vectors) past which the writer's newest text
 /// commit (or vector graph) is loaded.
@@ -61,6 +65,9 @@ const BUSY_SHARE: u32 = 4;
 pub struct Follower {
     /// The last op applied to the search state.
     applied: Arc<AtomicI64>,
+    /// Shared with [`Followed::rescans`] (read by tests).
+    #[cfg(test)]
+    rescans: Arc<AtomicU64>,
     /// Dropped first on stop: the thread wakes at once and exits.
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -73,6 +80,8 @@ pub struct Followed {
     /// The engine's vector dimension, learnt when the writer stores the
     /// first vector of a store that had none at open.
     pub dim: Arc<RwLock<Option<usize>>>,
+    /// Catch-ups that rescanned the tables instead of applying writes one by one.
+    pub rescans: Arc<AtomicU64>,
 }
 
 impl Follower {
@@ -87,12 +96,16 @@ impl Follower {
         let (stop, stopped) = channel::<()>();
         let shared = Arc::new(AtomicI64::new(applied));
         let progress = shared.clone();
+        #[cfg(test)]
+        let rescans = followed.rescans.clone();
         let thread = crate::priority::spawn_named("memcore-follow", move || {
             run(&conn, &followed, &progress, &stopped);
         })
         .map_err(|e| Error::io(db_path, e))?;
         Ok(Follower {
             applied: shared,
+            #[cfg(test)]
+            rescans,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -103,6 +116,13 @@ impl Follower {
     /// The last op applied: the search state holds every write up to it.
     pub fn applied(&self) -> i64 {
         self.applied.load(Ordering::Acquire)
+    }
+
+    /// Catch-ups that rescanned the tables (a write of the knowledge graph, a
+    /// bulk ingest) instead of applying the writes one by one.
+    #[cfg(test)]
+    pub fn rescans(&self) -> u64 {
+        self.rescans.load(Ordering::Relaxed)
     }
 }
 
@@ -196,12 +216,12 @@ pub(super) fn catch_up(
         *followed.dim.write() = Some(dim);
     }
     let ops = oplog::since(&snapshot, applied, INCREMENTAL_OPS + 1)?;
-    let memories_only =
-        ops.len() <= INCREMENTAL_OPS && ops.iter().all(|op| op.kind == Kind::Memory);
+    let one_by_one = ops.len() <= INCREMENTAL_OPS && ops.iter().all(|op| applies_alone(op.kind));
     // Maintenance may have compacted entries this follower had not applied
     // (a process asleep for a day): the tables, not the log, are then whole.
     let log_whole = compacted_through(&snapshot)? <= applied;
-    if !(log_whole && memories_only && apply_memory_ops(&snapshot, indexes, &ops)?) {
+    if !(log_whole && one_by_one && apply_ops(&snapshot, indexes, &ops)?) {
+        followed.rescans.fetch_add(1, Ordering::Relaxed);
         recovery::rebuild_catalog_from(&snapshot, indexes)?;
     }
     recovery::replay_from(&snapshot, indexes, applied, vector_seq, send)
@@ -216,10 +236,27 @@ fn compacted_through(conn: &Connection) -> Result<i64> {
     )
 }
 
-/// Apply memory writes to the catalog and the graph's mention links one by
-/// one. False (nothing applied) when a memory mentions an entity the graph
+/// Whether a write of `kind` can be applied from its own row: a memory (with
+/// its mention links), a turn or a code chunk, which the entity graph does not
+/// hold; an entity, relation or observation changes the graph itself.
+fn applies_alone(kind: Kind) -> bool {
+    matches!(kind, Kind::Memory | Kind::UserTurn | Kind::CodeChunk)
+}
+
+/// A write's record as the catalog files it, if the record still exists.
+fn catalog_row(conn: &Connection, op: &Op) -> Result<Option<CatalogRow>> {
+    match op.kind {
+        Kind::Memory => memories::catalog_row(conn, &op.record_id),
+        Kind::UserTurn => table::catalog_row_of::<Turns>(conn, &op.record_id),
+        Kind::CodeChunk => table::catalog_row_of::<CodeChunks>(conn, &op.record_id),
+        Kind::Entity | Kind::Observation => Ok(None),
+    }
+}
+
+/// Apply writes to the catalog, and memories' mention links to the graph, one
+/// by one. False (nothing applied) when a memory mentions an entity the graph
 /// does not know yet: only a rescan brings new entities in.
-fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<bool> {
+fn apply_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<bool> {
     let mut retired = Vec::new();
     let mut current = Vec::new();
     let mut mentions = Vec::new();
@@ -227,10 +264,10 @@ fn apply_memory_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<
         if let Some(prev) = op.prev_key {
             retired.push(prev as u64);
         }
-        let Some(row) = memories::catalog_row(conn, &op.record_id)? else {
+        let Some(row) = catalog_row(conn, op)? else {
             continue;
         };
-        if op.action == Action::Upsert {
+        if op.kind == Kind::Memory && op.action == Action::Upsert {
             mentions.push((row.doc_key, relations::mentions_of(conn, &op.record_id)?));
         }
         current.push(row);
@@ -307,6 +344,51 @@ mod tests {
         assert!(eventually(|| found("zebra")));
         writer.delete_memory("default", &zebra.id).unwrap();
         assert!(eventually(|| !found("zebra")));
+    }
+
+    #[test]
+    fn a_follower_applies_turns_and_memories_without_rescanning() {
+        use crate::conversation::NewTurn;
+
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+        writer
+            .store_memory(NewMemory::text("a first fact"))
+            .unwrap();
+        let options = EngineOptions {
+            read_only: true,
+            ..EngineOptions::default()
+        };
+        let reader = Engine::open(dir.path(), &options).unwrap();
+        let turns = SearchQuery {
+            kinds: crate::kind::KindSet::only(crate::kind::Kind::UserTurn),
+            ..SearchQuery::memories("default", 5)
+        };
+        let memories = SearchQuery::memories("default", 5);
+        for i in 0..5 {
+            writer
+                .record_turn(&NewTurn {
+                    namespace: "default".into(),
+                    conversation_id: "c".into(),
+                    turn_key: format!("t{i}"),
+                    user_text: format!("question about the walrus number {i}"),
+                    agent_text: None,
+                    thread_id: None,
+                    procedures: vec![],
+                    embedding: None,
+                    at: None,
+                })
+                .unwrap();
+            writer
+                .store_memory(NewMemory::text(format!("the narwhal fact {i}")))
+                .unwrap();
+        }
+        assert!(eventually(|| {
+            reader.search_text(&turns, "walrus").unwrap().len() == 5
+                && reader.search_text(&memories, "narwhal").unwrap().len() == 5
+        }));
+        let follower = reader.follower.as_ref().unwrap();
+        assert_eq!(follower.rescans(), 0, "turns and memories apply one by one");
     }
 
     /// A unit vector pointing mostly along axis `i % 8`, slightly tilted.

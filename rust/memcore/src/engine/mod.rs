@@ -234,6 +234,7 @@ impl Engine {
             let followed = follow::Followed {
                 indexes: indexes.clone(),
                 dim: dim.clone(),
+                rescans: Arc::default(),
             };
             let conn = store.connect()?;
             let replayed = replayed.min(catalog_seq);

@@ -255,6 +255,7 @@ fn applier(engine: &Engine, capture: Capture) -> Apply {
     let followed = Followed {
         indexes: engine.indexes.clone(),
         dim: engine.dim.clone(),
+        rescans: Arc::default(),
     };
     Box::new(move |logged: &LogEntry| {
         let mut conn = store.writer()?;

@@ -46,6 +46,7 @@ impl DocumentTable for Turns {
     const CATALOG_SCAN: &'static str = "SELECT t.doc_key, t.namespace, t.thread_id, t.conversation_id, t.created_at, c.archived_at,
          t.user_text, t.agent_text
          FROM turns t JOIN conversations c ON c.namespace = t.namespace AND c.id = t.conversation_id";
+    const CATALOG_ID: &'static str = "t.id";
 
     /// A turn is found by [`turn_search_text`].
     fn index_text(conn: &Connection, r: &Row<'_>) -> Result<String> {

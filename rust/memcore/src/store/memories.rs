@@ -248,8 +248,5 @@ pub fn next_episode(conn: &Connection, doc_key: u64) -> Result<Option<u64>> {
 /// One memory's catalog facts, if it exists (a read-only follower applying
 /// one logged write).
 pub fn catalog_row(conn: &Connection, id: &str) -> Result<Option<CatalogRow>> {
-    Ok(conn
-        .prepare_cached(&format!("{} WHERE id = ?1", Memories::CATALOG_SCAN))?
-        .query_row([id], Memories::catalog_row)
-        .optional()?)
+    table::catalog_row_of::<Memories>(conn, id)
 }

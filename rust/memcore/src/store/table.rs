@@ -42,6 +42,8 @@ pub trait DocumentTable: Table {
     const TEXT_COLUMNS: &'static str = "content";
     /// The full scan of every row's catalog facts, in [`DocumentTable::catalog_row`] order.
     const CATALOG_SCAN: &'static str;
+    /// The id column in [`DocumentTable::CATALOG_SCAN`] (qualified where it joins).
+    const CATALOG_ID: &'static str = "id";
 
     /// The index text from [`DocumentTable::TEXT_COLUMNS`] (at positions 1
     /// on). One definition for writing, rebuilding and restoring, so a rebuilt
@@ -112,6 +114,15 @@ impl CatalogRow {
             asks: self.asks,
         }
     }
+}
+
+/// One record's catalog facts by its id, if it exists (a follower applying
+/// one logged write).
+pub fn catalog_row_of<T: DocumentTable>(conn: &Connection, id: &str) -> Result<Option<CatalogRow>> {
+    Ok(conn
+        .prepare_cached(&format!("{} WHERE {} = ?1", T::CATALOG_SCAN, T::CATALOG_ID))?
+        .query_row([id], T::catalog_row)
+        .optional()?)
 }
 
 /// The one record `sql` selects, if any.

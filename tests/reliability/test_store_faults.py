@@ -123,7 +123,7 @@ def test_a_damaged_table_page_is_refused(data_dir: Path) -> None:
     assert_refused_with_fix(probe(data_dir), db)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(8))
 def test_a_random_damaged_page_never_opens_silently(data_dir: Path, seed: int) -> None:
     """Garbage over one page anywhere but the header: refused with the fix, or opened
     with every memory findable and `check` naming the damage; never a silent miss."""
@@ -137,7 +137,7 @@ def test_a_random_damaged_page_never_opens_silently(data_dir: Path, seed: int) -
         f.write(rng.bytes(4096))
     result = probe(data_dir)
     if result["opened"]:
-        assert result["found"] == N or "database" in result["problems"], result  # type: ignore[operator]
+        assert result["found"] == N, result
         assert "database" in result["problems"], result  # type: ignore[operator]
     else:
         assert_refused_with_fix(result, db)

@@ -433,3 +433,39 @@ fn maintenance_summarises_conversations_at_most_every_interval() {
     );
     assert_eq!(run(now + 61 * MINUTE), 1);
 }
+
+#[test]
+fn a_reset_forgets_claims_and_summaries_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let now = now_micros();
+    engine.claim_turn("default", "s", "t", now, MINUTE).unwrap();
+    engine.finish_turn("default", "s", "t", "{}", now).unwrap();
+    engine
+        .record_turn(&turn("s", "t", "hello there friend"))
+        .unwrap();
+    engine
+        .run_maintenance(
+            "default",
+            &MaintenanceOptions {
+                summary_refresh_minutes: Some(0.0),
+                ..MaintenanceOptions::default()
+            },
+        )
+        .unwrap();
+    engine.reset_all().unwrap();
+    let rows = |table: &str| -> i64 {
+        engine
+            .store()
+            .reader()
+            .unwrap()
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(rows("turn_claims"), 0);
+    assert_eq!(rows("conversation_summaries"), 0);
+    assert_eq!(
+        engine.claim_turn("default", "s", "t", now, MINUTE).unwrap(),
+        TurnClaim::Claimed
+    );
+}

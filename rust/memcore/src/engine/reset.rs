@@ -24,6 +24,8 @@ const RECORD_TABLES: &[&str] = &[
     "code_chunks",
     "code_files",
     "projects",
+    "turn_claims",
+    "conversation_summaries",
 ];
 
 impl Engine {

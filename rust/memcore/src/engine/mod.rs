@@ -187,6 +187,7 @@ impl Engine {
             StoreOptions {
                 read_only: options.read_only,
                 durability: options.durability,
+                shared: false,
             },
         )?);
         if !store.is_read_only() {

@@ -204,6 +204,7 @@ fn prepare_replica(
         StoreOptions {
             read_only: false,
             durability: options.durability,
+            shared: false,
         },
     )?;
     store.write(|tx| {

@@ -48,7 +48,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::error::{Error, Result};
 use checkpoint::Checkpointer;
 pub use hook::WriteHook;
-pub use lock::{DirLock, LOCK_FILE};
+pub use lock::{DirLock, LOCK_FILE, OWNER_FILE, OwnerLock};
 pub use schema::latest_version as schema_version;
 
 /// A searchable record's indexed content: document key, text, vector.
@@ -72,6 +72,10 @@ pub enum Durability {
 pub struct StoreOptions {
     pub read_only: bool,
     pub durability: Durability,
+    /// Other processes may write the store too (the directory lock is taken
+    /// shared; SQLite serialises the writes); false: this process must be its
+    /// only writer, as a PostgreSQL node's replica is.
+    pub shared: bool,
 }
 
 /// An open data directory: the database plus the writer lock.
@@ -119,9 +123,10 @@ impl Drop for Reader<'_> {
 impl Store {
     /// Open (creating if needed) the store in `dir`.
     ///
-    /// A writable open takes the directory lock first and fails with
-    /// `RESOURCE_BUSY` if another process holds it. A read-only open takes no
-    /// lock and fails if the store does not exist yet.
+    /// A writable open takes the directory lock first, shared (`options.shared`)
+    /// or alone, and fails with `RESOURCE_BUSY` if a process holds it the
+    /// other way. A read-only open takes no lock and fails if the store does
+    /// not exist yet.
     pub fn open(dir: &Path, options: StoreOptions) -> Result<Self> {
         let db_path = dir.join(DB_FILE);
         if options.read_only {
@@ -150,7 +155,11 @@ impl Store {
             });
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let lock = DirLock::acquire(dir)?;
+        let lock = if options.shared {
+            DirLock::acquire_shared(dir)?
+        } else {
+            DirLock::acquire(dir)?
+        };
         let mut writer = Connection::open(&db_path)?;
         configure(&writer, options.durability)?;
         schema::migrate(&mut writer)?;

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import memcore
 from backends import Backend, sqlite_only
 from filled_store import _letters, fill_store
 from memcore import Memory
@@ -115,16 +116,32 @@ def test_errors_are_reported_with_their_code(
     assert status == 2 and "Invalid --cache-size 'many'" in err
 
 
-def test_reads_fall_back_to_read_only_when_the_store_is_busy(
+def test_the_cli_reads_and_writes_beside_a_running_server(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Memory(store, model=None) as server:
+        server.store_memory("Written by the server")
+        status, out, err = run(capsys, "search", "server", "--text", *TEXT_ONLY)
+        assert status == 0 and err == ""
+        assert json.loads(out)["results"][0]["content"] == "Written by the server"
+        made = run_json(capsys, "store", "Written by the CLI", *TEXT_ONLY)
+        assert server.get_memory(made["id"]).content == "Written by the CLI"
+
+
+def test_reads_fall_back_to_read_only_beside_a_sole_writer(
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Memory(store, model=None) as writer:
         writer.store_memory("Written by the server")
+    sole = memcore._core.Engine(str(store), shared=False)  # a PostgreSQL replica's way
+    try:
         status, out, err = run(capsys, "search", "server", "--text", *TEXT_ONLY)
         assert json.loads(out)["results"][0]["content"] == "Written by the server"
         assert err == "memcore: the store is in use by another process; reading it read-only\n"
         status, _, err = run(capsys, "store", "x", *TEXT_ONLY)
         assert status == 1 and err.startswith("memcore: error: RESOURCE_BUSY")
+    finally:
+        sole.close()
 
 
 def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:

@@ -178,10 +178,14 @@ def test_get_status_has_the_lifecycle_metrics_and_settings(tmp_path: Path) -> No
 def test_get_status_has_zero_metrics_when_the_store_is_not_open(tmp_path: Path) -> None:
     store = tmp_path / "store"
     args = [*TEXT_ONLY, "--data-dir", str(store), "--timeout", "20"]
-    # Another process holds the store: this server's never opens (RESOURCE_BUSY).
+    # A sole writer holds the store: this server's never opens (RESOURCE_BUSY).
     log = tmp_path / "server.log"
-    with memcore.Memory(store, model=None), stdio_server(args, server_env(tmp_path), log) as client:
-        status = client.ok("get_status")
+    sole = memcore._core.Engine(str(store), shared=False)
+    try:
+        with stdio_server(args, server_env(tmp_path), log) as client:
+            status = client.ok("get_status")
+    finally:
+        sole.close()
     assert status["store"]["status"] == "error"
     metrics = status["lifecycle_metrics"]
     assert set(metrics) == SNAPSHOT_KEYS and metrics["compaction_total"] == 0

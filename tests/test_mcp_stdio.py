@@ -250,18 +250,40 @@ def test_vector_search_without_a_model_is_embedding_error(server: SyncClient) ->
     assert "results" in server.ok("recall", {"query": "anything"})
 
 
-def test_a_second_writer_gets_resource_busy_from_every_tool(
+def test_a_second_server_writes_beside_the_first(
     server: SyncClient, home: Path, store_dir: Path
 ) -> None:
+    """Two agent windows, two servers on one store: both work (tests/test_mcp_many_servers.py
+    has the rest)."""
+    server.ok("store_memory", {"content": "Written in the first window"})
     args = ["--data-dir", str(store_dir), "--model", "none", "--timeout", "20"]
-    with stdio_server(args, server_env(home), home / "busy.log") as second:
-        # No --tools: the default profile is core, and it is listed although the store is not.
+    with stdio_server(args, server_env(home), home / "second.log") as second:
         assert second.tool_names() == CORE_TOOLS
-        error = second.error("store_memory", {"content": "x"})
-        assert error["code"] == "RESOURCE_BUSY" and "pid" in error["message"]
-        status = second.ok("get_status")
-        assert status["store"]["status"] == "error"
-        assert status["store"]["error"]["code"] == "RESOURCE_BUSY"
+        assert second.ok("get_status")["store"]["status"] == "open"
+        second.ok("store_memory", {"content": "Written in the second window"})
+        found = second.ok("search_memories", {"query": "Written in the first window"})
+        assert "Written in the first window" in [m["content"] for m in found["memories"]]
+
+
+def test_a_server_beside_a_sole_writer_gets_resource_busy_from_every_tool(
+    home: Path, tmp_path: Path
+) -> None:
+    """A store held by a process that must be its only writer (a PostgreSQL node's replica,
+    an older memcore): every tool says so."""
+    store = tmp_path / "sole"
+    sole = memcore._core.Engine(str(store), shared=False)
+    try:
+        args = ["--data-dir", str(store), "--model", "none", "--timeout", "20"]
+        with stdio_server(args, server_env(home), home / "busy.log") as second:
+            # No --tools: the default profile is core, listed although the store is not.
+            assert second.tool_names() == CORE_TOOLS
+            error = second.error("store_memory", {"content": "x"})
+            assert error["code"] == "RESOURCE_BUSY" and "pid" in error["message"]
+            status = second.ok("get_status")
+            assert status["store"]["status"] == "error"
+            assert status["store"]["error"]["code"] == "RESOURCE_BUSY"
+    finally:
+        sole.close()
 
 
 def test_a_read_only_server_reads_and_refuses_writes(

@@ -124,10 +124,19 @@ def test_a_read_only_reopen_sees_everything(backend: Backend, data_dir: Path) ->
 def test_the_context_manager_releases_the_lock(backend: Backend, data_dir: Path) -> None:
     with backend.open(data_dir, model=None) as first:
         first.store_memory("held")
-        with pytest.raises(ResourceBusyError, match=f"pid {os.getpid()}"):
-            backend.open(data_dir, model=None)  # one writer, even within one process
+        if backend.name == "sqlite":
+            # Writers share a SQLite store; one that must be alone waits its turn.
+            with backend.open(data_dir, model=None) as beside:
+                assert [m.content for m in beside.list_memories()] == ["held"]
+            with pytest.raises(ResourceBusyError, match="other processes"):
+                memcore._core.Engine(str(data_dir), shared=False)
+        else:
+            with pytest.raises(ResourceBusyError, match=f"pid {os.getpid()}"):
+                backend.open(data_dir, model=None)  # a node's replica has one writer
     with backend.open(data_dir, model=None) as second:
         assert [m.content for m in second.list_memories()] == ["held"]
+    if backend.name == "sqlite":
+        memcore._core.Engine(str(data_dir), shared=False).close()  # released
 
 
 def test_the_context_manager_closes_on_an_exception(backend: Backend, data_dir: Path) -> None:

@@ -1286,8 +1286,13 @@ class Engine:
         database_url: str | None = None,
         namespaces: list[str] | None = None,
         namespace_range: str | None = None,
-    ) -> Engine: ...
+        shared: bool = True,
+    ) -> Engine:
+        """Open a store; `shared` (SQLite): other processes may write it too."""
     def close(self) -> None: ...
+    @property
+    def owns_indexes(self) -> bool:
+        """Whether this process writes the index files of the store."""
     @property
     def on_postgres(self) -> bool:
         """Whether this engine is a node of a PostgreSQL database."""

@@ -73,7 +73,10 @@ class Memory(
         reset_memory: On a model mismatch, wipe every record (memories, graph,
             conversations, code chunks) and start over with the configured model.
         namespace: Default namespace of every call.
-        read_only: Open without the writer lock (another process may write).
+        read_only: Open for reading only (searches follow the writers' commits).
+            Without it, any number of processes may open one store for reading
+            and writing at once: SQLite serialises their writes, each follows
+            the others' within a second, and one of them writes the index files.
         embedder: A custom embedding function, list[str] -> 2-D float32 array.
         text_analyzer: BM25 analyser: "english" (default), "simple" or a stemming
             language; changing it rebuilds the text index. A language's stop words
@@ -111,7 +114,8 @@ class Memory(
             path's settings (memcore/_facade/turn_settings.py; None: the default).
 
     Raises:
-        ResourceBusyError: Another process has the directory open for writing.
+        ResourceBusyError: A process that must be the store's only writer (a
+            PostgreSQL node's replica, an older memcore) has it open.
         DimensionMismatchError: The store was made with another model.
     """
 
@@ -299,6 +303,9 @@ class Memory(
                     "status": _index_state(health),
                     "last_error": health.last_error,
                     "warnings": list(health.warnings),
+                    # Whether this process writes the index files; the other
+                    # processes that share the store keep theirs in memory.
+                    "owner": self._engine.owns_indexes,
                 },
             },
             "counts": {"memories": self._engine.count_memories(self._namespace)},

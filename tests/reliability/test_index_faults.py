@@ -128,8 +128,13 @@ def damage(path: Path, kind: str, rng: random.Random) -> None:
 
 
 def index_files(store: Path) -> list[Path]:
-    """Every non-empty file of the derived indexes (lock files are empty)."""
-    return sorted(p for p in (store / "index").rglob("*") if p.is_file() and p.stat().st_size)
+    """Every non-empty file of the derived indexes, but locks (the owner's lock file holds
+    its pid: no index data)."""
+    return sorted(
+        p
+        for p in (store / "index").rglob("*")
+        if p.is_file() and p.stat().st_size and p.suffix != ".lock"
+    )
 
 
 # Files whose damage must be detected (and reported); in the others (tantivy's

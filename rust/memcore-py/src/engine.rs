@@ -71,7 +71,7 @@ impl PyEngine {
     #[new]
     #[pyo3(signature = (
         path, *, read_only = false, durability = "normal", text_analyzer = None,
-        database_url = None, namespaces = None, namespace_range = None
+        database_url = None, namespaces = None, namespace_range = None, shared = true
     ))]
     #[allow(clippy::too_many_arguments)] // one per Python keyword argument
     fn new(
@@ -83,11 +83,14 @@ impl PyEngine {
         database_url: Option<String>,
         namespaces: Option<Vec<String>>,
         namespace_range: Option<String>,
+        shared: bool,
     ) -> BindResult<Self> {
         let options = EngineOptions {
             read_only,
             durability: parse_durability(durability)?,
             text_analyzer,
+            // A PostgreSQL node's replica has one writer: the node.
+            shared: shared && database_url.is_none(),
             ..EngineOptions::default()
         };
         let engine = match database_url {
@@ -152,6 +155,12 @@ impl PyEngine {
     #[getter]
     fn read_only(&self) -> PyResult<bool> {
         Ok(self.engine()?.is_read_only())
+    }
+
+    /// Whether this process writes the index files of the store.
+    #[getter]
+    fn owns_indexes(&self) -> PyResult<bool> {
+        Ok(self.engine()?.owns_indexes())
     }
 
     /// Every store metadata key and value.

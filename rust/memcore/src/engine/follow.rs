@@ -25,10 +25,11 @@
 //! Known limit, for a follow-up: a rescan costs O(store) (paced to a fifth
 //! of a core).
 
+use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -36,16 +37,17 @@ use parking_lot::RwLock;
 use rusqlite::Connection;
 
 use super::embedding::stored_dim;
-use super::indexer::Job;
+use super::indexer::{Indexer, Job};
 use super::indexes::Indexes;
 use super::recovery;
+use super::sharing::{Gate, Signal};
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::store::code::CodeChunks;
 use crate::store::conversations::Turns;
 use crate::store::oplog::{self, Action, Op};
 use crate::store::table::{self, CatalogRow};
-use crate::store::{memories, relations};
+use crate::store::{OwnerLock, Store, memories, relations};
 use crate::text::TextIndex;
 
 /// How often the thread looks for new commits: well inside the promise
@@ -65,11 +67,11 @@ const BUSY_SHARE: u32 = 4;
 pub struct Follower {
     /// The last op applied to the search state.
     applied: Arc<AtomicI64>,
+    /// To the thread: stop, or catch up now.
+    signals: Sender<Signal>,
     /// Shared with [`Followed::rescans`] (read by tests).
     #[cfg(test)]
     rescans: Arc<AtomicU64>,
-    /// Dropped first on stop: the thread wakes at once and exits.
-    stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -84,29 +86,53 @@ pub struct Followed {
     pub rescans: Arc<AtomicU64>,
 }
 
+/// A follower in a store other processes write too (`super::sharing`): the
+/// store whose writer lock a catch-up holds, the gate it advances, the
+/// indexer of the owner of the index files (set when this process takes them
+/// over), the owner's lock, and the threads a new indexer may use.
+#[derive(Debug)]
+pub struct Sharing {
+    pub store: Arc<Store>,
+    pub gate: Arc<Gate>,
+    pub indexer: Arc<OnceLock<Arc<Indexer>>>,
+    pub owner: Arc<parking_lot::Mutex<Option<OwnerLock>>>,
+    pub threads: usize,
+}
+
+impl Sharing {
+    fn owns_files(&self) -> bool {
+        self.indexer.get().is_some()
+    }
+}
+
 impl Follower {
     /// Follow the store at `db_path` from op `applied` (where the open's
-    /// replay ended), on `conn`, a read-only connection of the thread's own.
+    /// replay ended), on `conn`, a read-only connection of the thread's own;
+    /// with `sharing`, as one of the processes that write it.
     pub fn start(
         db_path: &Path,
         conn: Connection,
         followed: Followed,
         applied: i64,
+        sharing: Option<Sharing>,
     ) -> Result<Self> {
-        let (stop, stopped) = channel::<()>();
+        let (signals, received) = channel::<Signal>();
+        if let Some(s) = &sharing {
+            s.gate.connect(signals.clone());
+        }
         let shared = Arc::new(AtomicI64::new(applied));
         let progress = shared.clone();
         #[cfg(test)]
         let rescans = followed.rescans.clone();
         let thread = crate::priority::spawn_named("memcore-follow", move || {
-            run(&conn, &followed, &progress, &stopped);
+            run(&conn, &followed, sharing.as_ref(), &progress, &received);
         })
         .map_err(|e| Error::io(db_path, e))?;
         Ok(Follower {
             applied: shared,
             #[cfg(test)]
             rescans,
-            stop: Some(stop),
+            signals,
             thread: Some(thread),
         })
     }
@@ -128,28 +154,45 @@ impl Follower {
 
 impl Drop for Follower {
     fn drop(&mut self) {
-        drop(self.stop.take());
+        let _ = self.signals.send(Signal::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &Receiver<()>) {
+fn run(
+    conn: &Connection,
+    followed: &Followed,
+    sharing: Option<&Sharing>,
+    progress: &AtomicI64,
+    signals: &Receiver<Signal>,
+) {
     let mut applied = progress.load(Ordering::Acquire);
     // None: the first poll always catches up, since commits may have landed
     // between the open's replay (on another connection) and this thread's start.
     let mut seen = None;
     let mut wait = POLL;
     let mut text_loaded = i64::MIN;
-    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+    // A take-over that failed (an index held in memory only) is not retried.
+    let mut given_up = false;
+    loop {
+        let woken = match signals.recv_timeout(wait) {
+            Ok(Signal::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Signal::Wake) => true,
+            Err(RecvTimeoutError::Timeout) => false,
+        };
         if let Ok(version) = data_version(conn)
-            && seen != Some(version)
+            && (woken || seen != Some(version))
         {
             let started = Instant::now();
             // A failed catch-up (a checkpoint holding a lock past the busy
             // timeout) keeps `seen`, so the next poll tries again.
-            if let Ok(done) = catch_up(conn, followed, applied, None) {
+            let caught = match sharing {
+                Some(s) => catch_up_shared(conn, followed, s),
+                None => catch_up(conn, followed, applied, &BTreeSet::new(), None),
+            };
+            if let Ok(done) = caught {
                 applied = done;
                 progress.store(done, Ordering::Release);
                 seen = Some(version);
@@ -158,10 +201,79 @@ fn run(conn: &Connection, followed: &Followed, progress: &AtomicI64, stopped: &R
             // writes the thread takes at most a fifth of a core.
             wait = POLL.max(started.elapsed() * BUSY_SHARE);
         }
-        shed_committed_text(&followed.indexes.text, &mut text_loaded);
-        shed_saved_vectors(&followed.indexes);
+        // The owner of the index files commits and saves them itself; the
+        // others load its work, and take its place when it is gone.
+        if let Some(s) = sharing
+            && !s.owns_files()
+            && !given_up
+            && let Err(e) = try_take_over(conn, followed, s)
+        {
+            followed
+                .indexes
+                .health
+                .warn(format!("Could not take over the index files: {e}"));
+            given_up = true;
+        }
+        if sharing.is_none_or(|s| !s.owns_files()) {
+            shed_committed_text(&followed.indexes.text, &mut text_loaded);
+            shed_saved_vectors(&followed.indexes);
+        }
         followed.indexes.check_read_failures();
     }
+}
+
+/// In a process of a shared store that does not own the index files: take
+/// them over if their owner is gone (its lock is free), under this process's
+/// writer lock. The search state is brought to the log's end, the indexes
+/// take the files' newest commit and save, and a new indexer gets every op
+/// the files do not cover, in order, before any other.
+fn try_take_over(conn: &Connection, followed: &Followed, sharing: &Sharing) -> Result<()> {
+    let index_dir = sharing.store.dir().join(super::INDEX_DIR);
+    let Some(lock) = OwnerLock::try_acquire(&index_dir)? else {
+        return Ok(());
+    };
+    let _writes_paused = sharing.store.writer()?;
+    let mut gate = sharing.gate.lock();
+    let done = catch_up(conn, followed, gate.applied, &gate.published, None)?;
+    gate.advance(done);
+    let snapshot = conn.unchecked_transaction()?;
+    let watermarks = followed.indexes.take_over()?;
+    let indexer = Arc::new(Indexer::start(
+        followed.indexes.clone(),
+        watermarks.0,
+        watermarks.1,
+        sharing.threads,
+    ));
+    let send = |job: Job| indexer.send(job);
+    recovery::replay_until(
+        &snapshot,
+        &followed.indexes,
+        watermarks,
+        done,
+        &BTreeSet::new(),
+        Some(&send),
+    )?;
+    drop(snapshot);
+    let _ = sharing.indexer.set(indexer);
+    *sharing.owner.lock() = Some(lock);
+    Ok(())
+}
+
+/// Catch up a process of a shared store: under its writer lock, so that every
+/// own write committed so far is published, from where its gate stands.
+fn catch_up_shared(conn: &Connection, followed: &Followed, sharing: &Sharing) -> Result<i64> {
+    let _writes_paused = sharing.store.writer()?;
+    let mut gate = sharing.gate.lock();
+    let send = sharing.indexer.get().map(|ix| move |job: Job| ix.send(job));
+    let done = catch_up(
+        conn,
+        followed,
+        gate.applied,
+        &gate.published,
+        send.as_ref().map(|f| f as &dyn Fn(Job)),
+    )?;
+    gate.advance(done);
+    Ok(done)
 }
 
 /// Once many documents are pending, load the writer's newest text commit,
@@ -198,6 +310,7 @@ pub(super) fn catch_up(
     conn: &Connection,
     followed: &Followed,
     applied: i64,
+    published: &BTreeSet<i64>,
     send: Option<&dyn Fn(Job)>,
 ) -> Result<i64> {
     let indexes = &*followed.indexes;
@@ -220,11 +333,11 @@ pub(super) fn catch_up(
     // Maintenance may have compacted entries this follower had not applied
     // (a process asleep for a day): the tables, not the log, are then whole.
     let log_whole = compacted_through(&snapshot)? <= applied;
-    if !(log_whole && one_by_one && apply_ops(&snapshot, indexes, &ops)?) {
+    if !(log_whole && one_by_one && apply_ops(&snapshot, indexes, &ops, published)?) {
         followed.rescans.fetch_add(1, Ordering::Relaxed);
         recovery::rebuild_catalog_from(&snapshot, indexes)?;
     }
-    recovery::replay_from(&snapshot, indexes, applied, vector_seq, send)
+    recovery::replay_from(&snapshot, indexes, applied, vector_seq, published, send)
 }
 
 /// The seq below which maintenance may have compacted the op log.
@@ -254,13 +367,19 @@ fn catalog_row(conn: &Connection, op: &Op) -> Result<Option<CatalogRow>> {
 }
 
 /// Apply writes to the catalog, and memories' mention links to the graph, one
-/// by one. False (nothing applied) when a memory mentions an entity the graph
-/// does not know yet: only a rescan brings new entities in.
-fn apply_ops(conn: &Connection, indexes: &Indexes, ops: &[Op]) -> Result<bool> {
+/// by one (but this process's own `published` ones, which are applied
+/// already). False (nothing applied) when a memory mentions an entity the
+/// graph does not know yet: only a rescan brings new entities in.
+fn apply_ops(
+    conn: &Connection,
+    indexes: &Indexes,
+    ops: &[Op],
+    published: &BTreeSet<i64>,
+) -> Result<bool> {
     let mut retired = Vec::new();
     let mut current = Vec::new();
     let mut mentions = Vec::new();
-    for op in ops {
+    for op in ops.iter().filter(|op| !published.contains(&op.seq)) {
         if let Some(prev) = op.prev_key {
             retired.push(prev as u64);
         }

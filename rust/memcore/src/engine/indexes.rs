@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
 
@@ -30,7 +31,8 @@ pub struct Indexes {
     root: PathBuf,
     vector_dir: PathBuf,
     params: HnswParams,
-    read_only: bool,
+    /// Cleared when a process that shared the store takes over the files.
+    read_only: AtomicBool,
 }
 
 /// A change to one searchable document, published by the write path after
@@ -93,7 +95,7 @@ impl Indexes {
             root,
             vector_dir,
             params,
-            read_only,
+            read_only: AtomicBool::new(read_only),
         };
         Ok((indexes, text_seq, vector_seq))
     }
@@ -101,7 +103,7 @@ impl Indexes {
     /// Record that a panic left the indexes in doubt: they are rebuilt from
     /// the store at the next writable open.
     pub fn mark_for_rebuild(&self, reason: &str) {
-        if self.read_only {
+        if self.read_only() {
             self.health.warn(format!(
                 "The indexes may be inconsistent ({reason}); reopen the store to reload them."
             ));
@@ -123,12 +125,35 @@ impl Indexes {
     /// A rebuild from the store completed: nothing is in doubt any more, so
     /// the next open need not rebuild again.
     pub fn rebuilt(&self) {
-        if !self.read_only {
+        if !self.read_only() {
             let _ = std::fs::remove_file(self.root.join(REBUILD_MARKER));
         }
         self.health.clear_warnings();
         self.health
             .warn("The indexes were rebuilt from the database (rebuild_indexes).");
+    }
+
+    /// Whether these indexes only read the files (a read-only engine, or a
+    /// process sharing the store with the owner of the files).
+    pub fn read_only(&self) -> bool {
+        self.read_only.load(Ordering::Acquire)
+    }
+
+    /// Take over the files of a shared store whose owner is gone: hold in
+    /// memory exactly what the files hold (their newest commit and save), and
+    /// write them from now on. Returns the seqs the files cover (text,
+    /// vectors), from where the new indexer takes the log.
+    pub fn take_over(&self) -> Result<(i64, i64)> {
+        let text_seq = self.text.take_over()?;
+        let vector_seq = match self.vectors() {
+            Some(v) => {
+                v.follow_saved();
+                v.loaded_seq()
+            }
+            None => text_seq,
+        };
+        self.read_only.store(false, Ordering::Release);
+        Ok((text_seq, vector_seq))
     }
 
     /// The vector index, if the store has vectors.
@@ -151,9 +176,13 @@ impl Indexes {
                 v.dim()
             ))),
             None => {
-                let _ = std::fs::remove_dir_all(&self.vector_dir);
+                // Only the owner of the index files may clear them; a process
+                // that shares the store loads whatever the owner saved.
+                if !self.read_only() {
+                    let _ = std::fs::remove_dir_all(&self.vector_dir);
+                }
                 let (v, _, warning) =
-                    VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only)?;
+                    VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only())?;
                 self.health.warn_some(warning);
                 let v = Arc::new(v);
                 *slot = Some(v.clone());
@@ -171,7 +200,7 @@ impl Indexes {
             return Ok(0);
         }
         let (v, seq, warning) =
-            VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only)?;
+            VectorIndex::open(&self.vector_dir, dim, self.params, self.read_only())?;
         self.health.warn_some(warning);
         *slot = Some(Arc::new(v));
         Ok(seq)

@@ -11,7 +11,7 @@ impl Engine {
     /// of the graph, or always with `force`) and merge the text segments.
     /// Runs on the indexer thread, between index writes.
     pub fn compact(&self, force: bool) -> Result<CompactReport> {
-        match &self.indexer {
+        match self.indexer.get() {
             Some(ix) => ix.compact(force),
             None => Ok(CompactReport::default()),
         }
@@ -26,10 +26,11 @@ impl Engine {
     /// that it covers nothing, so a crash in the middle leaves a store whose
     /// next open replays everything, never one that misses documents.
     pub fn rebuild_indexes(&self) -> Result<()> {
+        self.ensure_index_owner("Rebuilding the indexes")?;
         let _writes_paused = self.store.writer()?;
         // Best effort: a frozen or failing indexer is what this repairs.
         let _ = self.flush();
-        if let Some(ix) = &self.indexer {
+        if let Some(ix) = self.indexer.get() {
             ix.restart();
         }
         self.indexes.text.clear(0)?;
@@ -38,7 +39,7 @@ impl Engine {
         }
         recovery::rebuild_catalog(&self.store, &self.indexes)?;
         let send = |job| {
-            if let Some(ix) = &self.indexer {
+            if let Some(ix) = self.indexer.get() {
                 ix.send(job);
             }
         };
@@ -64,7 +65,7 @@ mod tests {
         engine
             .store_memory(NewMemory::text("the alpha fact"))
             .unwrap();
-        engine.indexer.as_ref().unwrap().send(Job::Panic);
+        engine.indexer.get().unwrap().send(Job::Panic);
         // The first flush may be answered by the panicking round itself.
         engine.flush().unwrap();
         engine.flush().unwrap();

@@ -33,6 +33,7 @@ mod replies;
 mod reset;
 mod restore;
 mod search;
+mod sharing;
 mod store_similar;
 mod summaries;
 mod thread_prior;
@@ -41,7 +42,7 @@ mod turn_claims;
 mod upkeep;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 
@@ -117,6 +118,9 @@ pub struct EngineOptions {
     pub hnsw: HnswParams,
     /// Threads the indexer may use to insert into HNSW (0 = all cores).
     pub index_threads: usize,
+    /// Other processes may open the store for writing too (`sharing`): each
+    /// follows the others' writes, and one of them owns the index files.
+    pub shared: bool,
 }
 
 /// Sizes and health of the derived indexes.
@@ -155,15 +159,23 @@ pub struct Engine {
     /// when the writer stores the first vector).
     dim: Arc<RwLock<Option<usize>>>,
     indexes: Arc<Indexes>,
-    /// Shared with the PostgreSQL log's applier, like `store`.
-    indexer: Option<Arc<Indexer>>,
+    /// The indexer of the owner of the index files; shared with the
+    /// PostgreSQL log's applier, like `store`, and set later in a process of a
+    /// shared store that takes the files over (`sharing`).
+    indexer: Arc<OnceLock<Arc<Indexer>>>,
     /// Conversations retrieval surfaced since the last flush: (namespace,
     /// conversation) → when. Kept in memory so a read never writes; flushed
     /// by maintenance (before archiving) and on close. Losing it in a crash
     /// only makes archiving a little more eager.
     surfaced: parking_lot::Mutex<std::collections::HashMap<(String, String), i64>>,
-    /// A read-only engine's thread applying the writer's new commits.
+    /// A read-only engine's thread applying the writer's new commits (or, in
+    /// a store other processes write too, their writes).
     follower: Option<follow::Follower>,
+    /// In a store other processes write too: the order in which this
+    /// process's own writes reach its search state and indexer (`sharing`).
+    gate: Option<Arc<sharing::Gate>>,
+    /// Held while this process owns the index files of a shared store.
+    _owner: Arc<parking_lot::Mutex<Option<crate::store::OwnerLock>>>,
     /// `save_memory` calls and rejections since open (`get_analytics`).
     graph_stats: graph_quality::GraphStats,
     /// The node's side of PostgreSQL: its follower of the shared log.
@@ -182,12 +194,13 @@ impl Engine {
     }
 
     fn open_whole(dir: &Path, options: &EngineOptions) -> Result<Self> {
+        let shared = options.shared && !options.read_only;
         let store = Arc::new(Store::open(
             dir,
             StoreOptions {
                 read_only: options.read_only,
                 durability: options.durability,
-                shared: false,
+                shared,
             },
         )?);
         if !store.is_read_only() {
@@ -198,21 +211,30 @@ impl Engine {
                 Ok(())
             })?;
         }
-        let analyzer = Self::settle_analyzer(&store, options.text_analyzer.as_deref())?;
+        // In a shared store, one process at a time writes the index files;
+        // the others keep what they apply in memory (`sharing`).
+        let owner = if shared {
+            crate::store::OwnerLock::try_acquire(&dir.join(INDEX_DIR))?
+        } else {
+            None
+        };
+        let index_read_only = options.read_only || (shared && owner.is_none());
+        let analyzer =
+            Self::settle_analyzer(&store, options.text_analyzer.as_deref(), index_read_only)?;
         let dim = embedding::stored_dim(&*store.reader()?)?;
         let (indexes, text_seq, vector_seq) =
-            Indexes::open(dir, &analyzer, dim, options.hnsw, options.read_only)?;
+            Indexes::open(dir, &analyzer, dim, options.hnsw, index_read_only)?;
         check::ensure_log_covers(&store, text_seq.max(vector_seq))?;
         let indexes = Arc::new(indexes);
         // Beside a live writer the catalog may hold less than the replay
-        // below reaches: a read-only follower starts from what it holds.
+        // below reaches: a follower starts from what it holds.
         let catalog_seq = crate::store::oplog::last_seq(&*store.reader()?)?;
         recovery::rebuild_catalog(&store, &indexes)?;
-        let indexer = (!options.read_only).then(|| {
-            let threads = match options.index_threads {
-                0 => std::thread::available_parallelism().map_or(1, usize::from),
-                n => n,
-            };
+        let threads = match options.index_threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        };
+        let indexer = (!index_read_only).then(|| {
             Arc::new(Indexer::start(
                 indexes.clone(),
                 text_seq,
@@ -230,23 +252,50 @@ impl Engine {
             )?,
             None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
         };
+        let indexer_slot: Arc<OnceLock<Arc<Indexer>>> = Arc::new(OnceLock::new());
+        if let Some(ix) = indexer {
+            let _ = indexer_slot.set(ix);
+        }
+        let owner_slot = Arc::new(parking_lot::Mutex::new(owner));
         let dim = Arc::new(RwLock::new(dim));
-        let follower = if store.is_read_only() {
-            let followed = follow::Followed {
-                indexes: indexes.clone(),
-                dim: dim.clone(),
-                rescans: Arc::default(),
-            };
-            let conn = store.connect()?;
+        let followed = || follow::Followed {
+            indexes: indexes.clone(),
+            dim: dim.clone(),
+            rescans: Arc::default(),
+        };
+        let (follower, gate) = if store.is_read_only() {
             let replayed = replayed.min(catalog_seq);
-            Some(follow::Follower::start(
+            let follower = follow::Follower::start(
                 &store.db_path(),
-                conn,
-                followed,
+                store.connect()?,
+                followed(),
                 replayed,
-            )?)
+                None,
+            )?;
+            (Some(follower), None)
+        } else if shared {
+            // Under this process's writer lock nothing else of its own is
+            // written yet: the replay reached every op committed so far, or
+            // the follower's first catch-up (which always runs) gets the rest.
+            let applied = replayed.min(catalog_seq);
+            let gate = Arc::new(sharing::Gate::new(applied));
+            let sharing = follow::Sharing {
+                store: store.clone(),
+                gate: gate.clone(),
+                indexer: indexer_slot.clone(),
+                owner: owner_slot.clone(),
+                threads,
+            };
+            let follower = follow::Follower::start(
+                &store.db_path(),
+                store.connect()?,
+                followed(),
+                applied,
+                Some(sharing),
+            )?;
+            (Some(follower), Some(gate))
         } else {
-            None
+            (None, None)
         };
         let ids = IdGenerator::default();
         for table in ID_TABLES {
@@ -264,9 +313,11 @@ impl Engine {
             ids,
             dim,
             indexes,
-            indexer,
+            indexer: indexer_slot,
             surfaced: parking_lot::Mutex::default(),
             follower,
+            gate,
+            _owner: owner_slot,
             graph_stats: graph_quality::GraphStats::default(),
             #[cfg(feature = "postgres")]
             pg: None,
@@ -275,13 +326,30 @@ impl Engine {
 
     /// The analyser to use: the configured one (recording it, and dropping
     /// a text index built with another), else the stored one, else English.
-    fn settle_analyzer(store: &Store, wanted: Option<&str>) -> Result<String> {
+    fn settle_analyzer(
+        store: &Store,
+        wanted: Option<&str>,
+        index_read_only: bool,
+    ) -> Result<String> {
         let stored = meta::get(&*store.reader()?, TEXT_ANALYZER)?;
         let chosen = wanted
             .map(str::to_owned)
             .or_else(|| stored.clone())
             .unwrap_or_else(|| DEFAULT_ANALYZER.to_owned());
         crate::text::analyzer::build(&chosen)?;
+        if let Some(current) = stored.as_deref().filter(|s| *s != chosen)
+            && index_read_only
+            && !store.is_read_only()
+        {
+            // Another process owns the text index it would rebuild.
+            return Err(Error::ResourceBusy {
+                message: format!(
+                    "This store's text index uses the {current} analyser and another \
+                     process owns it; open with text_analyzer={current:?} (or none), or \
+                     change it while no other process has the store open."
+                ),
+            });
+        }
         if stored.as_deref() != Some(chosen.as_str()) && !store.is_read_only() {
             if stored.is_some() {
                 let text_dir = store.dir().join(INDEX_DIR).join("text");
@@ -300,6 +368,26 @@ impl Engine {
     /// Whether this engine refuses writes.
     pub fn is_read_only(&self) -> bool {
         self.store.is_read_only()
+    }
+
+    /// Whether this process writes the index files (always, but for a
+    /// read-only engine and a process that shares its store with the owner).
+    pub fn owns_indexes(&self) -> bool {
+        self.indexer.get().is_some()
+    }
+
+    /// Refuse work on the index files in a process that does not own them.
+    fn ensure_index_owner(&self, what: &str) -> Result<()> {
+        if self.owns_indexes() || self.is_read_only() {
+            return Ok(());
+        }
+        let pid = crate::store::OwnerLock::holder(&self.store.dir().join(INDEX_DIR));
+        Err(Error::ResourceBusy {
+            message: format!(
+                "{what} needs the index files, which another process that has this store \
+                 open owns (pid {pid}); run it there, or once that process has closed."
+            ),
+        })
     }
 
     /// The underlying store (for maintenance and inspection).
@@ -327,7 +415,7 @@ impl Engine {
 
     /// Block until every write so far is in the indexes, committed and saved.
     pub fn flush(&self) -> Result<()> {
-        self.indexer.as_ref().map_or(Ok(()), |ix| ix.flush())
+        self.indexer.get().map_or(Ok(()), |ix| ix.flush())
     }
 
     /// Block until every write so far is in the indexes and the hubness
@@ -337,9 +425,7 @@ impl Engine {
     /// background work ran. Costs one neighbour search per vector of those
     /// groups.
     pub fn settle_hubness(&self) -> Result<()> {
-        self.indexer
-            .as_ref()
-            .map_or(Ok(()), |ix| ix.settle_hubs(None))
+        self.indexer.get().map_or(Ok(()), |ix| ix.settle_hubs(None))
     }
 
     /// Block until every write so far is in the indexes and the code chunks
@@ -347,7 +433,7 @@ impl Engine {
     /// `index_project` pass; see `crate::vector::VectorIndex::catch_up_hubs`).
     pub fn catch_up_code_hubness(&self, namespace: &str) -> Result<()> {
         self.indexer
-            .as_ref()
+            .get()
             .map_or(Ok(()), |ix| ix.settle_hubs(Some(namespace.to_owned())))
     }
 
@@ -422,7 +508,15 @@ impl Engine {
     /// Called by the write path inside `Store::write_then`.
     fn publish(&self, seq: i64, change: &Change<'_>) {
         let terms = self.indexes.publish(change);
-        let Some(indexer) = &self.indexer else { return };
+        // In a shared store the indexer takes writes in seq order only.
+        if let Some(gate) = &self.gate
+            && gate.published(seq) == sharing::Turn::Later
+        {
+            return;
+        }
+        let Some(indexer) = self.indexer.get() else {
+            return;
+        };
         match change {
             Change::Upsert {
                 key, prev, vector, ..
@@ -461,8 +555,10 @@ impl Drop for Engine {
         // it stops before they do.
         #[cfg(feature = "postgres")]
         drop(self.pg.take());
+        // A shared store's follower feeds the indexer too: it stops first.
+        drop(self.follower.take());
         let _ = self.flush_surfaced();
-        if let Some(indexer) = &self.indexer {
+        if let Some(indexer) = self.indexer.get() {
             indexer.stop();
         }
     }

@@ -16,6 +16,7 @@
 //! Reads stay local. A read that must see a given write passes that write's
 //! `(namespace, seq)` to [`Engine::wait_for_seq`] first.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -265,14 +266,14 @@ fn applier(engine: &Engine, capture: Capture) -> Apply {
             return Ok(());
         };
         let send = |job| {
-            if let Some(ix) = &indexer {
+            if let Some(ix) = indexer.get() {
                 ix.send(job);
             }
         };
         // The entry is in the replica: if indexing it fails, the indexes
         // are rebuilt from the replica at the next open rather than the
         // entry being applied again.
-        if let Err(e) = follow::catch_up(&conn, &followed, before, Some(&send)) {
+        if let Err(e) = follow::catch_up(&conn, &followed, before, &BTreeSet::new(), Some(&send)) {
             followed
                 .indexes
                 .mark_for_rebuild(&format!("applying log entry {}: {e}", logged.seq));

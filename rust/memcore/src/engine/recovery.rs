@@ -4,6 +4,7 @@
 //! the indexes up in the background). So an open is quick even when an
 //! index folder was deleted, and nothing acknowledged is ever missing.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rusqlite::Connection;
@@ -45,28 +46,63 @@ pub fn replay(
     vector_seq: i64,
     send: Option<&dyn Fn(Job)>,
 ) -> Result<i64> {
-    replay_from(&*store.reader()?, indexes, text_seq, vector_seq, send)
+    replay_from(
+        &*store.reader()?,
+        indexes,
+        text_seq,
+        vector_seq,
+        &BTreeSet::new(),
+        send,
+    )
 }
 
-/// [`replay`] on a given connection.
+/// [`replay`] on a given connection. The ops of `published` are this
+/// process's own writes, already in the search state (a store other processes
+/// write too, `super::sharing`): they go to the indexer only.
 pub fn replay_from(
     reader: &Connection,
     indexes: &Indexes,
     text_seq: i64,
     vector_seq: i64,
+    published: &BTreeSet<i64>,
+    send: Option<&dyn Fn(Job)>,
+) -> Result<i64> {
+    replay_until(
+        reader,
+        indexes,
+        (text_seq, vector_seq),
+        i64::MAX,
+        published,
+        send,
+    )
+}
+
+/// [`replay_from`] of the ops after the watermarks `(text, vectors)` up to
+/// `until` only.
+pub fn replay_until(
+    reader: &Connection,
+    indexes: &Indexes,
+    (text_seq, vector_seq): (i64, i64),
+    until: i64,
+    published: &BTreeSet<i64>,
     send: Option<&dyn Fn(Job)>,
 ) -> Result<i64> {
     let mut after = text_seq.min(vector_seq);
     loop {
-        let ops = oplog::since(reader, after, REPLAY_PAGE)?;
+        let mut ops = oplog::since(reader, after, REPLAY_PAGE)?;
+        ops.retain(|op| op.seq <= until);
         let Some(last) = ops.last() else { break };
         after = last.seq;
         for op in ops {
             let to_text = op.seq > text_seq;
             let to_vectors = op.seq > vector_seq;
+            let stage = !published.contains(&op.seq);
+            if !stage && send.is_none() {
+                continue; // in the search state already, and nothing to index here
+            }
             if let Some(prev) = op.prev_key {
                 let prev = prev as u64;
-                if to_text {
+                if to_text && stage {
                     indexes.text.unstage(prev);
                 }
                 if let Some(job) = send {
@@ -92,7 +128,7 @@ pub fn replay_from(
             let vector = match (&doc.vector, indexes.vectors()) {
                 (Some(v), Some(index)) if v.len() == index.dim() => {
                     let shared: Arc<[f32]> = v.as_slice().into();
-                    if to_vectors {
+                    if to_vectors && stage {
                         index.stage(doc.key, shared.clone());
                     }
                     Some(shared)
@@ -100,7 +136,7 @@ pub fn replay_from(
                 _ => None,
             };
             let scope = text::scope(&op.namespace, op.kind);
-            let terms = if to_text {
+            let terms = if to_text && stage {
                 indexes.text.stage(doc.key, &scope, &doc.text)
             } else {
                 indexes.text.scoped_terms(&scope, &doc.text)

@@ -33,6 +33,8 @@ impl Engine {
     /// the embedding model, in one transaction. The op log is emptied too,
     /// but its sequence keeps counting, so document keys are never reused.
     pub fn reset_all(&self) -> Result<()> {
+        // Other processes would keep serving what was wiped: only alone.
+        let _alone = self.store.alone("Resetting the store")?;
         self.store.write_then(
             |tx| {
                 for table in RECORD_TABLES {

@@ -185,6 +185,9 @@ impl Engine {
     /// nothing replays. Returns how many were deleted. The log's last seq
     /// (`sqlite_sequence`) is untouched, so seqs are never reused.
     fn compact_log(&self, cutoff: Timestamp) -> Result<usize> {
+        if !self.owns_indexes() {
+            return Ok(0); // what the owner's index files cover is the owner's to judge
+        }
         // Publications happen under the writer lock: once it is ours, every
         // committed write up to the log's end is queued for the indexer.
         let covered = {

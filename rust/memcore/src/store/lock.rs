@@ -23,7 +23,7 @@ pub const LOCK_FILE: &str = "memcore.lock";
 /// Proof that this process is the directory's only writer; released on drop.
 #[derive(Debug)]
 pub struct DirLock {
-    _file: File,
+    file: File,
     path: PathBuf,
 }
 
@@ -35,7 +35,7 @@ impl DirLock {
         let path = dir.join(LOCK_FILE);
         let mut file = open_lock_file(&path)?;
         match file.try_lock_shared() {
-            Ok(()) => Ok(DirLock { _file: file, path }),
+            Ok(()) => Ok(DirLock { file, path }),
             Err(TryLockError::WouldBlock) => {
                 let holder = read_holder(&mut file);
                 Err(Error::ResourceBusy {
@@ -58,12 +58,19 @@ impl DirLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                let holder = read_holder(&mut file);
+                // Held shared (writers that share the store) or alone (one
+                // that wrote its pid): a shared probe tells which.
+                let shared = file.try_lock_shared().is_ok();
+                let who = if shared {
+                    "other processes that share it (agent windows, servers)".to_owned()
+                } else {
+                    format!("another process (pid {})", read_holder(&mut file))
+                };
+                let _ = file.unlock();
                 return Err(Error::ResourceBusy {
                     message: format!(
-                        "The data directory {} is already open for writing by another \
-                         process (pid {holder}). Close that process, use another data \
-                         directory, or open this one read-only.",
+                        "The data directory {} is already open for writing by {who}. Close \
+                         it, use another data directory, or open this one read-only.",
                         dir.display()
                     ),
                 });
@@ -71,12 +78,32 @@ impl DirLock {
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
         write_holder(&mut file, std::process::id()).map_err(|e| Error::io(&path, e))?;
-        Ok(DirLock { _file: file, path })
+        Ok(DirLock { file, path })
     }
 
     /// Path of the lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Turn a shared hold into a sole one, if no other process holds the
+    /// lock; else `RESOURCE_BUSY` saying that `what` needs the store alone.
+    pub fn upgrade(&self, what: &str) -> Result<()> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(()),
+            Err(TryLockError::WouldBlock) => Err(Error::ResourceBusy {
+                message: format!(
+                    "{what} needs the store alone, and other processes have it open for \
+                     writing (other agent windows or servers); close them and retry."
+                ),
+            }),
+            Err(TryLockError::Error(e)) => Err(Error::io(&self.path, e)),
+        }
+    }
+
+    /// Back to a shared hold after [`DirLock::upgrade`].
+    pub fn downgrade(&self) {
+        let _ = self.file.try_lock_shared();
     }
 }
 

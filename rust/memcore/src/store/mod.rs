@@ -91,9 +91,21 @@ pub struct Store {
     /// (what a copy or a check of a closed store expects).
     readers: Mutex<Vec<Connection>>,
     writer: Option<Mutex<Connection>>,
-    _lock: Option<DirLock>,
+    lock: Option<DirLock>,
     /// Set once, by an engine whose store replicates a shared truth.
     hook: OnceLock<Box<dyn WriteHook>>,
+}
+
+/// The directory lock held alone; shared again on drop.
+#[derive(Debug)]
+pub struct AloneGuard<'a> {
+    lock: &'a DirLock,
+}
+
+impl Drop for AloneGuard<'_> {
+    fn drop(&mut self) {
+        self.lock.downgrade();
+    }
 }
 
 /// A pooled reader connection, returned to the pool on drop.
@@ -150,7 +162,7 @@ impl Store {
                 _checkpointer: None,
                 writer: None,
                 readers: Mutex::new(vec![first]),
-                _lock: None,
+                lock: None,
                 hook: OnceLock::new(),
             });
         }
@@ -170,9 +182,20 @@ impl Store {
             _checkpointer: Some(checkpointer),
             writer: Some(Mutex::new(writer)),
             readers: Mutex::new(Vec::new()),
-            _lock: Some(lock),
+            lock: Some(lock),
             hook: OnceLock::new(),
         })
+    }
+
+    /// Hold the directory lock alone while the guard lives (`what` is done
+    /// only when no other process has the store open for writing), for work
+    /// that other processes would not follow (a reset). A store that is its
+    /// only writer already has it alone.
+    pub fn alone(&self, what: &str) -> Result<Option<AloneGuard<'_>>> {
+        match (&self.lock, self.options.shared) {
+            (Some(lock), true) => lock.upgrade(what).map(|()| Some(AloneGuard { lock })),
+            _ => Ok(None),
+        }
     }
 
     /// The data directory.

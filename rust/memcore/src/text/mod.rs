@@ -18,7 +18,7 @@ mod writing;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap as HashMap;
@@ -88,7 +88,12 @@ pub struct TextIndex {
     key: Field,
     body: Field,
     analyser: Analyser,
-    writer: Option<Mutex<Writing>>,
+    /// Set at open, or later when a process that shared the store with the
+    /// owner of the index files takes them over ([`TextIndex::take_over`]).
+    writer: OnceLock<Mutex<Writing>>,
+    /// The index lives in memory only (a read-only open found it missing or
+    /// damaged): no writer can be attached to it.
+    in_memory: bool,
     reader: IndexReader,
     state: RwLock<TextState>,
     /// The last failure to read the committed segments (damage that the
@@ -167,11 +172,12 @@ impl TextIndex {
             }
         };
         index.tokenizers().register(ANALYZER_NAME, analyzer.clone());
-        let writer = if read_only {
-            None
-        } else {
-            Some(Mutex::new(Writing::open(&index, key, body)?))
-        };
+        // A read-only open of a missing or damaged folder indexes in memory.
+        let in_memory = warning.is_some() && read_only;
+        let writer = OnceLock::new();
+        if !read_only {
+            let _ = writer.set(Mutex::new(Writing::open(&index, key, body)?));
+        }
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -187,6 +193,7 @@ impl TextIndex {
             body,
             analyser,
             writer,
+            in_memory,
             reader,
             state,
             read_failure: Mutex::new(None),
@@ -284,9 +291,29 @@ impl TextIndex {
 
     fn writer(&self) -> Result<parking_lot::MutexGuard<'_, Writing>> {
         self.writer
-            .as_ref()
+            .get()
             .map(Mutex::lock)
             .ok_or_else(|| Error::Index("text index is read-only".into()))
+    }
+
+    /// Become the writer of an index opened read-only from disk (a process
+    /// taking over the index files of a shared store): load the newest commit
+    /// first, so what it holds in memory is what the files hold. Returns the
+    /// seq that commit covers.
+    pub fn take_over(&self) -> Result<i64> {
+        if self.in_memory {
+            return Err(Error::Index(
+                "this text index lives in memory (its folder was missing or damaged at \
+                 open); reopen the store to own its files"
+                    .into(),
+            ));
+        }
+        if self.writer.get().is_none() {
+            self.follow_commits()?;
+            let writing = Writing::open(&self.index, self.key, self.body)?;
+            let _ = self.writer.set(Mutex::new(writing));
+        }
+        Ok(self.disk_seq())
     }
 
     /// Queue a document for the next commit (the indexer).
@@ -301,7 +328,7 @@ impl TextIndex {
 
     /// Documents and deletions sent since the last successful commit.
     pub fn uncommitted(&self) -> usize {
-        self.writer.as_ref().map_or(0, |w| w.lock().uncommitted())
+        self.writer.get().map_or(0, |w| w.lock().uncommitted())
     }
 
     /// Commit everything queued, record `seq` as covered, and swap the new
@@ -325,7 +352,7 @@ impl TextIndex {
     /// Forget the writer's uncommitted state (after a panic inside it); the
     /// next commit resends every change since the last one.
     pub fn discard_writer(&self) {
-        if let Some(w) = &self.writer {
+        if let Some(w) = self.writer.get() {
             w.lock().discard_writer();
         }
     }

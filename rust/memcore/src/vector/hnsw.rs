@@ -151,6 +151,9 @@ pub struct Hnsw {
     tombstones: RwLock<usize>,
     /// Generation of the file last saved (see the module comment).
     generation: RwLock<u64>,
+    /// The op-log seq the graph loaded from disk covers (at open, or when a
+    /// process that shares the store installs the owner's newer save).
+    loaded_seq: RwLock<i64>,
 }
 
 impl std::fmt::Debug for Hnsw {
@@ -272,6 +275,7 @@ impl Hnsw {
             params,
             tombstones: RwLock::new(sidecar.tombstones),
             generation: RwLock::new(sidecar.generation),
+            loaded_seq: RwLock::new(sidecar.seq),
         };
         Ok((hnsw, sidecar.seq, warning))
     }
@@ -356,6 +360,13 @@ impl Hnsw {
         *self.index.write() = saved.index;
         *self.tombstones.write() = saved.sidecar.tombstones;
         *self.generation.write() = saved.sidecar.generation;
+        *self.loaded_seq.write() = saved.sidecar.seq;
+    }
+
+    /// The seq the graph loaded from disk covers: what a process that never
+    /// added to it (one sharing the store with the owner) holds.
+    pub fn loaded_seq(&self) -> i64 {
+        *self.loaded_seq.read()
     }
 
     /// Vector dimension.

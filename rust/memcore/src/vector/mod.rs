@@ -103,6 +103,11 @@ impl VectorIndex {
         }
     }
 
+    /// The seq the graph loaded from disk covers (see [`Hnsw::loaded_seq`]).
+    pub fn loaded_seq(&self) -> i64 {
+        self.hnsw.loaded_seq()
+    }
+
     /// A read-only index: load the writer's newest saved graph (see
     /// [`Hnsw::read_newer`]) and drop the pending vectors it holds, so the
     /// buffer scored exactly beside the graph stops growing. Returns how

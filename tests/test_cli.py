@@ -21,13 +21,13 @@ import pytest
 
 import memcore
 from backends import Backend, sqlite_only
+from embeddings_support.models import MINILM_DIR
 from filled_store import _letters, fill_store
 from memcore import Memory
 from memcore.cli import commands as cli
 from memcore.mcp.auth import digest, load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MINILM_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-int8"
 TEXT_ONLY = ["--model", "none"]
 
 
@@ -537,6 +537,60 @@ def test_index_a_project_then_search_it(
     with Memory(store, model=None) as mem:
         assert [h.name for h in mem.search_code("slugify", project_id="cli")] == ["slugify"]
         assert mem.get_index_status("cli").status == "idle"
+
+
+def test_code_search_by_folder_or_id_and_list(
+    store: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json(capsys, "index", str(project), "--project-id", "cli", *TEXT_ONLY)
+    by_folder = run_json(capsys, "code", "search", str(project), "slugify", *TEXT_ONLY)
+    assert [r["name"] for r in by_folder["results"]][:1] == ["slugify"]
+    assert by_folder["results"][0]["project_id"] == "cli"
+    by_id = run_json(capsys, "code", "search", "cli", "slugify", "--limit", "1", *TEXT_ONLY)
+    assert [r["name"] for r in by_id["results"]] == ["slugify"]
+    everywhere = run_json(capsys, "code", "search", "all", "slugify", *TEXT_ONLY)
+    assert everywhere["results"][0]["name"] == "slugify"
+    listed = run_json(capsys, "code", "list", *TEXT_ONLY)
+    assert [(p["project_id"], p["root"]) for p in listed["projects"]] == [
+        ("cli", str(project.resolve()))
+    ]
+    status, out, err = run(capsys, "code", "search", "nowhere", "slugify", *TEXT_ONLY)
+    assert (status, out) == (1, "")
+    assert "no indexed project 'nowhere'" in err and f"cli ({project.resolve()})" in err
+
+
+def test_graph_search_open_and_related(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Memory(store, model=None) as mem:
+        mem.save_memory(
+            [
+                {
+                    "name": "Alice",
+                    "entityType": "Person",
+                    "observations": ["Leads the payments team"],
+                    "relations": [{"targetEntity": "ACME", "relationType": "works at"}],
+                },
+                {
+                    "name": "ACME",
+                    "entityType": "Company",
+                    "observations": ["Makes anvils"],
+                    "relations": [{"targetEntity": "Alice", "relationType": "employs"}],
+                },
+            ],
+            "cli-thread",
+        )
+    found = run_json(capsys, "graph", "search", "payments team", *TEXT_ONLY)
+    assert found["entities"][0]["name"] == "Alice"
+    assert found["entities"][0]["observations"] == ["Leads the payments team"]
+    opened = run_json(capsys, "graph", "open", "alice", "acme", *TEXT_ONLY)
+    assert sorted(e["name"] for e in opened["entities"]) == ["ACME", "Alice"]
+    assert {(r["from"], r["relationType"], r["to"]) for r in opened["relations"]} == {
+        ("Alice", "works at", "ACME"),
+        ("ACME", "employs", "Alice"),
+    }
+    related = run_json(capsys, "graph", "related", "Alice", "--direction", "out", *TEXT_ONLY)
+    assert [(r["name"], r["depth"]) for r in related["related"]] == [("ACME", 1)]
+    status, _, err = run(capsys, "graph", "related", "Nobody", *TEXT_ONLY)
+    assert status == 1 and "NOT_FOUND" in err
 
 
 def test_index_with_the_real_model(

@@ -101,7 +101,7 @@ def test_a_missing_library_says_how_to_install_it(
     planted: memcore.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "leidenalg", None)
-    with pytest.raises(ModuleNotFoundError, match="pip install memcore installs"):
+    with pytest.raises(ModuleNotFoundError, match="pip install memcore-engine installs"):
         planted.detect_communities()
 
 

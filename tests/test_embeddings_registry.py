@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+import memcore
 from embeddings_support.hub_env import use_hub
 from embeddings_support.models import MINILM_DIR, POTION_DIR, require_model
 from memcore.embeddings import REGISTRY, expected_identity, get_spec, list_models
 from memcore.embeddings.model_dir import ModelDirError, spec_from_model_dir
 from memcore.embeddings.package_source import package_location
+from memcore.embeddings.registry import DISTRIBUTION
 from memcore.errors import EmbeddingError, InvalidParameterError
 
 EXPECTED_DIMS = {"minilm": 384, "e5_small": 384, "e5_multi": 768, "nomic": 768, "bge_m3": 1024}
@@ -58,12 +60,16 @@ def test_minilm_package_digests_match_the_shared_model_config() -> None:
     assert minilm.package_model.sha256 == config["files"]["model.onnx"]["sha256"]
     assert minilm.package_tokenizer.sha256 == config["files"]["tokenizer.json"]["sha256"]
     sources = {s["package"]: s for s in config["sources"]}
-    for package_file in (minilm.package_model, minilm.package_tokenizer):
-        source = sources[package_file.distribution]
-        assert (source["version"], source["path_in_wheel"]) == (
-            package_file.version,
-            package_file.path,
-        )
+    source = sources[minilm.package_model.distribution]
+    assert (source["version"], source["path_in_wheel"]) == (
+        minilm.package_model.version,
+        minilm.package_model.path,
+    )
+    # The tokenizer ships inside memcore (no data-only package carries it): the same bytes.
+    assert minilm.package_tokenizer.distribution == DISTRIBUTION
+    shipped = Path(memcore.__file__).parent.parent / minilm.package_tokenizer.path
+    assert shipped.read_bytes() == (require_model(MINILM_DIR) / "tokenizer.json").read_bytes()
+    assert shipped.stat().st_size == minilm.package_tokenizer.size
 
 
 def test_specs_and_registry_are_immutable() -> None:

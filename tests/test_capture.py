@@ -654,3 +654,53 @@ def test_the_capture_section_merges_into_the_report(
     assert merged["other"] == {"x": 1} and merged["capture"] == fresh
     assert "### Fact capture" in text and "| dev (capture.jsonl) |" in text
     assert json.loads((tmp_path / "quality.json").read_text()) == merged
+
+
+# -- fronted adverbials and steps of the task at hand (capture/adverbials.py, session.py) --
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("After work I usually go climbing", "After work User usually goes climbing"),
+        (
+            "Last summer we drove across Portugal",
+            "Last summer User and others drove across Portugal",
+        ),
+        ("Two years ago I quit smoking", "Two years ago User quit smoking"),
+        ("When I was a kid I lived in Lagos", "When User was a kid User lived in Lagos"),
+    ],
+)
+def test_a_fact_whose_time_or_place_comes_first_is_captured(text: str, expected: str) -> None:
+    # The subject stands after the adverbial; before adverbials.py these were skipped
+    # (not_a_fact, or "When ..." read as a question).
+    assert [content for content, _ in facts(text)] == [expected]
+
+
+def test_an_adverbial_with_a_clause_of_its_own_stays_hypothetical() -> None:
+    assert facts("In a world where I did not need sleep, I would read all day") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I ran the migration",
+        "I changed the port to 8080",
+        "I got it working",
+        "I need ideas for a birthday gift",
+    ],
+)
+def test_a_step_of_the_task_at_hand_is_no_fact(text: str) -> None:
+    assert facts(text) == []
+    assert reasons(text) == ["not_a_fact"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I changed jobs", "User changed jobs"),
+        ("I updated my resume", "User updated User's resume"),
+    ],
+)
+def test_a_change_in_the_users_life_is_still_a_fact(text: str, expected: str) -> None:
+    assert [content for content, _ in facts(text)] == [expected]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from memcore.capture import grammar
+from memcore.capture import adverbials, grammar
 from memcore.capture import lexicon as lx
 from memcore.capture.tiers import names_a_time
 
@@ -146,6 +146,8 @@ def _split_joined(text: str) -> list[tuple[str, str]]:
         if begin >= len(words):
             continue
         left = words[first:index]
+        if comma and joiner is None and adverbials.is_lead(left):
+            continue  # "This morning, I ran 5k": the adverbial is the clause's own time
         if not aside and not _clause_start(words, begin, joiner, comma=comma, left=left):
             continue
         clause = text[start : tokens[index].start()]
@@ -221,6 +223,8 @@ def _subject_after_adverbial(words: list[str], begin: int) -> int:
         if words[index] in FIRST_PERSON:
             between = words[begin:index]
             opens = between[0] in _CLAUSE_TIME or between[0] in _ADVERBIAL_OPENERS
+            # "... and honestly I'm burnt out": discourse adverbs alone before the subject.
+            opens = opens or all(w in lx.ADVERBS or w in lx.CHAT_FILLERS for w in between)
             return index if opens and not grammar.has_finite_verb(between) else begin
     return begin
 

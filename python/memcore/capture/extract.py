@@ -16,7 +16,7 @@ as "not_a_fact" (a known limit, not a judgement of the text).
 from __future__ import annotations
 
 from memcore.capture.lists import listed_fact
-from memcore.capture.references import antecedent, resolved
+from memcore.capture.references import Referents
 from memcore.capture.rewrite import third_person
 from memcore.capture.rules import Verdict, judge
 from memcore.capture.sentences import MAX_CHARS, MAX_STATEMENTS, Piece, split_message
@@ -53,16 +53,16 @@ def capture_facts(text: str) -> Capture:
     facts: list[CapturedFact] = []
     skipped: list[SkippedText] = []
     seen: set[str] = set()
-    person: str | None = None  # who "he" / "she" would be (references.py)
+    referents = Referents()  # who "he" / "she" would be, what "it" is (references.py)
     frame = ""  # the day or week a remark like "Long day." set for what follows
     before = ""  # the sentence of the fact before, for a state that follows it
     for piece in split_message(text):
         if piece.skip is not None:
             skipped.append(_skipped(piece.text, piece.skip))
-            person = None
+            referents.forget()
             continue
-        verdict = _judge(piece, person)
-        person = antecedent(piece.text)
+        verdict = _judge(piece, referents)
+        referents.after(piece.text, captured=verdict.core is not None)
         listed = _listed(piece, verdict)
         if listed is not None:
             content = listed
@@ -85,10 +85,10 @@ def capture_facts(text: str) -> Capture:
     return Capture(tuple(facts), tuple(skipped))
 
 
-def _judge(piece: Piece, person: str | None) -> Verdict:
+def _judge(piece: Piece, referents: Referents) -> Verdict:
     verdict = judge(piece.text, context=piece.context, listed=piece.listed)
-    if verdict.core is None and verdict.unowned and person is not None:
-        statement = resolved(piece.text, person)
+    if verdict.core is None and verdict.unowned:
+        statement = referents.resolve(piece.text)
         if statement is not None:
             return judge(statement, context=piece.context, listed=piece.listed)
     return verdict

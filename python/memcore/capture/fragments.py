@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from memcore.capture import grammar
+from memcore.capture import adverbials, grammar
 from memcore.capture import lexicon as lx
 
 # Time words and discourse markers that may come before the subject ("tonight I'm ...").
@@ -32,6 +32,9 @@ _LEAD_INS = lx.words(
     "still oh in at on rn from"
 )
 _DROPPED_LEAD_INS = lx.words("since because as so and but also anyway")
+_DISCOURSE_ADVERBS = lx.words("meanwhile plus besides otherwise anyhow though however")
+# Degree words before a state whose "I'm" chat dropped: "bit knackered today".
+_DEGREE = lx.words("bit proper absolutely completely utterly rather fairly extremely bloody")
 SUBJECTS = lx.words("i i'm im i've ive i'll i'd we we're we've we'll")
 _POSSESSIVE_SUBJECTS = lx.words("my our")
 _PREPOSITIONS = lx.words("in at on for from with about of to by")
@@ -51,6 +54,14 @@ _THIRD_PERSON_VERBS = lx.words(
 )
 _SPLIT_NEGATION = lx.words("no not")
 _OBJECT_PRONOUNS = lx.words("me you him her them us it")
+# Adverbs of habit and degree that open no order ("always" and "also" do: "Always use
+# type hints", "Also add a test"): the verb after one has the speaker as its subject.
+_HABIT_ADVERBS = lx.words(
+    "still usually mostly sometimes often rarely seldom normally generally typically "
+    "occasionally barely hardly"
+)
+_ADJECTIVE_PREPOSITIONS = lx.words("about as than")
+_NEEDS = lx.words("need needed have had want wanted")
 # Modals a dropped "I" leaves first ("don't" is left out: "don't use tabs" is an order).
 _DROPPED_MODALS = lx.words("can't cant cannot couldn't won't wont")
 _NOT_OBJECTS = _OBJECT_PRONOUNS | lx.PRONOUNS | lx.words("this that i")
@@ -60,7 +71,11 @@ _NOT_PREDICATES = lx.PRONOUNS | lx.words("nothing no none that this those these 
 
 
 def subject_index(words: list[str]) -> int | None:
-    """Where a first-person subject stands after at most MAX_LEAD_INS lead-in words."""
+    """Where a first-person subject stands after at most MAX_LEAD_INS lead-in words, or
+    after a fronted adverbial ("After work I ...", "When I was a kid I ...")."""
+    lead = adverbials.lead_end(words)
+    if lead is not None and _subject_at(words, lead):
+        return lead
     for index, word in enumerate(words[: MAX_LEAD_INS + 1]):
         if word in SUBJECTS:
             return index
@@ -76,7 +91,11 @@ def subject_index(words: list[str]) -> int | None:
             return index  # "Mum's poorly" ("Mum's birthday is ..." has its verb later)
         # "The kids are ...", and "The repo is at ~/code/atlas", "This codebase has zero
         # tests": said to an assistant working on it, the project is the user's.
-        if index == 0 and _owned_noun(words) and grammar.finite_verb_after(words, 1):
+        if (
+            index == 0
+            and _owned_noun(words)
+            and (grammar.finite_verb_after(words, 1) or words[1].endswith("'s"))
+        ):
             return index
         following = words[index + 1] if index + 1 < len(words) else ""
         if word == "me" and following == "and":
@@ -84,16 +103,31 @@ def subject_index(words: list[str]) -> int | None:
         # Chat without apostrophes: "tonight were having friends over".
         if word == "were" and following.endswith("ing"):
             return index
-        if word not in _LEAD_INS:
+        if word not in _LEAD_INS and not _sentence_adverb(word):
             return None
     return None
+
+
+def _sentence_adverb(word: str) -> bool:
+    """ "Unfortunately", "luckily", "meanwhile": an adverb about the whole statement, read
+    past like "honestly" before the subject ("Sadly my cat died last week")."""
+    return (len(word) > 5 and word.endswith("ly")) or word in _DISCOURSE_ADVERBS
+
+
+def _subject_at(words: list[str], index: int) -> bool:
+    """Is words[index] a first-person subject: a pronoun, or "my"/"our" before a verb?"""
+    if words[index] in SUBJECTS:
+        return True
+    return (
+        words[index] in _POSSESSIVE_SUBJECTS and grammar.finite_verb_after(words, index) is not None
+    )
 
 
 def _owned_noun(words: list[str]) -> bool:
     """ "the kids", "the wife", "the repo", "this codebase": the user's, said with "the"."""
     if len(words) < 2:
         return False
-    if words[0] == "the" and words[1] in lx.BARE_KIN:
+    if words[0] == "the" and re.sub(r"'s$", "", words[1]) in lx.BARE_KIN | lx.PETS:
         return True
     return words[0] in ("the", "this") and words[1] in lx.PROJECT_NOUNS
 
@@ -109,7 +143,9 @@ def fact_core(text: str, words: list[str], *, anchored: bool, informed: bool) ->
     subject = subject_index(words)
     if subject is not None:
         drop = 0
-        while drop < subject and words[drop] in _DROPPED_LEAD_INS:
+        # "Since I started running I've ...": a subordinate clause is kept whole.
+        subordinate = adverbials.lead_end(words) == subject
+        while not subordinate and drop < subject and words[drop] in _DROPPED_LEAD_INS:
             if words[drop] == "since" and words[drop + 1] in lx.TIME_WORDS | {"last"}:
                 break  # "Since last year I've been ...": a time, not a reason
             drop += 1
@@ -142,14 +178,28 @@ def dropped_subject(words: list[str]) -> str | None:
     if len(words) >= 3 and words[0] in ("don't", "dont", "never") and words[1] in lx.LIFE_VERBS:
         return "I"
     index = 0
+    if words[:2] in (["a", "bit"], ["a", "little"]):
+        index = 2  # "a bit knackered today"
     while index < len(words) - 1 and (
         words[index] in lx.ADVERBS
+        or words[index] in _DEGREE
         or words[index] in _SPLIT_NEGATION
         or (words[index] == "longer" and index and words[index - 1] == "no")
     ):
         index += 1
     verb = words[index]
     following = words[index + 1] if index + 1 < len(words) else ""
+    if len(words) >= 3 and words[0] in _NEEDS and words[1] == "to":
+        return "I"  # "need to finish my tax return by Friday": nobody orders a need
+    if (
+        index
+        and words[0] in _HABIT_ADVERBS
+        and following
+        and following not in _PREPOSITIONS | _ADJECTIVE_PREPOSITIONS | lx.TIME_WORDS
+        and verb.isalpha()
+        and not grammar.is_ing(verb)
+    ):
+        return "I"  # "still crave chocolate", "usually wake up at 6" (not "still sick with")
     if not following and not (index and grammar.is_ing(verb)):
         return None  # "still onboarding" has its adverb; "worked" alone is a reply
     if verb in lx.GOING_TO:
@@ -176,11 +226,11 @@ def dropped_subject(words: list[str]) -> str | None:
         return "I'm"
     if index and verb in lx.SAME_IN_PAST and words[index - 1] in ("just", "finally", "already"):
         return "I"  # "Just hit 100 days of running": "hit" is past after "just"
-    if grammar.is_past(verb) and verb not in lx.PARTICIPLES and len(words) >= 3:
+    if grammar.is_past(verb) and verb not in lx.PARTICIPLES:
         # "stressed this week", "exhausted today": a participle as a state, no object.
         if following in lx.TIME_WORDS or following in ("af", "lol", "rn"):
             return "User:"
-        return "I"
+        return "I" if len(words) >= 3 else None
     return None
 
 

@@ -179,6 +179,15 @@ FACT_WRAPPERS = (
     "just so you know",
     "just to let you know",
     "for the record",
+    "to give you some context",
+    "to give you some background",
+    "to give you context",
+    "to give you an idea",
+    "to give some context",
+    "some context",
+    "some background",
+    "a bit of context",
+    "a bit of background",
     "fyi",
     "btw",
     "by the way",
@@ -284,6 +293,7 @@ TROUBLE = (
     r"not working|(?:doesn't|doesnt|won't|wont|didn't|didnt) work|throws|warnings?|"
     r"keeps \w+ing|returns (?:none|null|nil|undefined|nan|an? \w+)|"
     r"same (?:issue|problem|thing|result|output|err)|already tried|"
+    r"(?:get|gets|getting|got|returns?|returning|throws?|throwing) (?:an? |the )?[45]\d\d|"
     r"tried (?:restarting|reinstalling|clearing|rebooting|updating|upgrading|reverting))\b"
 )
 #: "I have a question": the statement announces talk, not a fact.
@@ -353,8 +363,10 @@ MODALS = words(
 #: a fever"): first in a statement with a verb, they are the user's.
 BARE_KIN = words(
     "mom mum mommy mummy dad daddy grandma grandpa granny nana papa kid kids wife husband "
-    "hubby gf bf boyfriend girlfriend partner boss"
+    "hubby gf bf boyfriend girlfriend partner boss missus in-laws baby"
 )
+#: Pets said with "the" ("the dog's been poorly", "the cat is 14") are the user's too.
+PETS = words("dog dogs cat cats puppy kitten pup")
 #: "gonna be at the dentist at 2": the subject dropped before a going-to future.
 GOING_TO = words("gonna gotta")
 
@@ -397,7 +409,8 @@ FIRST_PERSON_WORDS = words(
 #: Headers people put over a description of themselves or their project: the entries
 #: under one are the user's ("Background:" / "- 3 person startup", "Status: out sick").
 SELF_HEADERS = words(
-    "background profile setup stack environment constraints status availability schedule household"
+    "background profile setup stack environment constraints status availability schedule household "
+    "goals goal"
 )
 #: Verbs of having and habit: "dont have a car", "never drink coffee" are the speaker's,
 #: as nobody orders an assistant not to own or eat anything.
@@ -456,7 +469,10 @@ PERSON_PREDICATES = words(
 #: Fillers chat ends a statement with.
 CHAT_FILLERS = words("tbh lol lmao haha btw fyi imo imho ngl tho though jk xd fwiw")
 #: The user's project, said with "the" or "this" to an assistant working on it.
-PROJECT_NOUNS = words("repo repository codebase monorepo project app")
+PROJECT_NOUNS = words(
+    "repo repository codebase monorepo project app api backend frontend database db "
+    "service server team product website site stack cluster pipeline schema"
+)
 #: Verbs of a life an assistant has none of: first in a statement they are the user's
 #: with the subject dropped ("live in Rotterdam", "own a bakery"), not orders. "work" is
 #: one only before where or as what ("work at a hospital", "mostly work in Python"; not
@@ -473,5 +489,28 @@ LIFE_CHANGE_VERBS = words("start begin learn become move quit stop switch retire
 PROFILE_KEYS = words(
     "name age job occupation profession role title location city country hometown "
     "timezone languages diet allergies pronouns height weight birthday employer school "
-    "university major degree hobbies interests pets"
+    "university major degree hobbies interests pets goal goals education experience"
+)
+#: Artefacts of the task at hand: a past verb on one ("I changed the port", "I ran the
+#: migration") reports a step of this session's work (session.py).
+SESSION_ARTEFACTS = words(
+    "function functions file files script code snippet import imports port config "
+    "query test tests migration migrations command variable method class endpoint linter "
+    "package dependency dependencies flag setting settings line lines loop regex prompt "
+    "cache container env path version branch commit key token output input error server"
+)
+#: What one asks for now: "I need ideas for ...", "I want some tips".
+HELP_NOUNS = words(
+    "ideas idea tips advice suggestions recommendations names examples options feedback "
+    "pointers inspiration"
+)
+#: A thought about the talk as a subject: "My guess is ...", "My point is ...".
+TALK_SUBJECTS = words(
+    "point guess understanding take thinking assumption impression hunch question concern"
+)
+#: Verbs of working on the task at hand, in the past: "I tried it", "I got it working".
+SESSION_VERBS = words(
+    "tried got ran copied pasted changed fixed installed reinstalled updated upgraded "
+    "restarted rebooted tested added removed deleted set put used checked followed did "
+    "cleared commented renamed replaced rewrote edited moved"
 )

@@ -4,9 +4,11 @@ People describe themselves in lists: "My setup:" / "- Arch Linux, Hyprland", "**
 me:**" / "- allergic to nuts", "### Today" / "- dentist at 11:00", "Stack: Next.js". The
 entry has no subject; its header says whose it is. A header owns its entries when it
 
-- is a noun phrase with "my" or "our": "My setup", "Pros of my current job" (not a
-  first-person clause: "Options I'm considering" lists options, not the user's things);
+- is a noun phrase with "my" or "our": "My setup", "Pros of my current job";
 - is about the user themself: "About me", "A few things about me";
+- is a noun with a first-person clause ("Things I like", "Languages I speak", "Tools we
+  use"): the entry is the clause's object ("User likes hiking"), unless the clause weighs
+  options for a question ("Options I'm considering");
 - names a time ("Today", "This week", "Availability today"): a schedule is the user's;
 - is a word people head a description of themselves or their project with
   (`SELF_HEADERS`: "Background", "Setup", "Constraints", "Status", ...), or a field of a
@@ -38,13 +40,29 @@ _TIME_HEADER = re.compile(
 )
 _WH_CLAUSE = re.compile(r"^(?:what|which)\s+(.+)$", re.IGNORECASE)
 _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+# "Options I'm considering:" lists what a question weighs, not what the user has or does.
+_WEIGHING = re.compile(
+    r"\b(?:consider|considering|thinking|looking|choosing|deciding|weighing|comparing)\b"
+)
+# "Things I like", "Languages I speak", "Tools we use at work", "Options I'm considering":
+# a noun and a first-person clause whose object is each entry ("I like hiking").
+_RELATIVE_HEADER = re.compile(
+    r"^(?:the\s+|some\s+|a few\s+)?[A-Za-z\-]+(?:\s+[A-Za-z\-]+)?\s+(?:that\s+)?"
+    r"(?P<clause>(?:I|we|We)(?:'ve|'m|'re|’ve|’m|’re)?\s+(?:\w+\s+){0,3}?\w+)$"
+)
 
 
 def listed_fact(entry: str, headers: tuple[str, ...]) -> str | None:
     """The fact an entry without a subject states under `headers` (outermost first), or
     None when no header owns it."""
     entry = entry.strip().rstrip(".!;,")
-    if not entry or not any(_owns(h) for h in headers):
+    if not entry:
+        return None
+    clause = _RELATIVE_HEADER.match(_clean(headers[-1])) if headers else None
+    if clause is not None and not _WEIGHING.search(clause.group("clause").lower()):
+        # "Things I like:" / "- hiking": the header's clause takes the entry as its object.
+        return third_person(f"{clause.group('clause')} {entry}")
+    if not any(_owns(h) for h in headers):
         return None
     header = _clean(headers[-1])
     low = header.lower()
@@ -56,6 +74,12 @@ def listed_fact(entry: str, headers: tuple[str, ...]) -> str | None:
     if _TIME_HEADER.match(low) and _TIME_HEADER.sub("", low).strip() == "":
         return f"User, {low}: {entry}"
     return f"User's {_lower_first(header)}: {entry}"
+
+
+def is_relative_header(header: str) -> bool:
+    """ "Things I like:", "Tools we use at work:": a noun and a first-person clause, a key
+    whose entries are the clause's objects."""
+    return _RELATIVE_HEADER.match(_clean(header)) is not None
 
 
 def _owns(header: str) -> bool:

@@ -145,7 +145,7 @@ def _owned_after(lowered: list[str], index: int) -> bool:
     """Is the word after "the" / "this" one that is the user's when said so ("the kids",
     "the wife"; "the repo", "this codebase" with an assistant at work on it)?"""
     following = re.sub(r"'s$", "", _next_word(lowered, index))
-    if lowered[index] == "the" and following in lx.BARE_KIN:
+    if lowered[index] == "the" and following in lx.BARE_KIN | lx.PETS:
         return True
     return following in lx.PROJECT_NOUNS
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcore.capture import fragments
+from memcore.capture import adverbials, fragments
 from memcore.capture import lexicon as lx
 from memcore.capture.modifiers import modifier_clause
 from memcore.capture.talk import is_talk
@@ -259,6 +259,8 @@ def _opens_question(words: list[str]) -> bool:
     first = words[0]
     if first not in lx.QUESTION_WORDS:
         return False
+    if first in ("when", "whenever") and adverbials.lead_end(words) is not None:
+        return False  # "When I was a kid I lived in Singapore": a time, then the statement
     if first in lx.AUX_OPENERS:
         return len(words) > 1 and words[1] in lx.QUESTION_AFTER_AUX
     return True

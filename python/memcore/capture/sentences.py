@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from memcore.capture import grammar
 from memcore.capture import lexicon as lx
 from memcore.capture.clauses import remarks, split_clauses
-from memcore.capture.lists import table_statements
+from memcore.capture.lists import is_relative_header, table_statements
 
 MAX_CHARS = 20_000
 MAX_STATEMENTS = 50
@@ -54,6 +54,9 @@ MAX_STATEMENT_CHARS = 1_000
 NAME_WORDS = 3
 # A "Key:" of at most this many words names what the rest of its line is.
 KEY_WORDS = 3
+# A list after a clause that a colon leaves open ("I'm allergic to:") is at most this long.
+LIST_WORDS = 12
+_OPEN_ENDS = lx.words("to of with in on at for from about like include includes including")
 
 _FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
 _SENTINEL = "\x00{}\x00"
@@ -316,9 +319,13 @@ def _list_after_clause(before: str, after: str) -> bool:
         return False
     left = grammar.words_of(before)
     right = grammar.words_of(after)
-    if len(left) <= KEY_WORDS or not right or len(right) > NAME_WORDS + 1:
+    if not right or grammar.has_finite_verb(right) or is_relative_header(before):
+        return False  # "Tools we use at work: Slack, Linear": a key, its entries (lists.py)
+    if left and left[-1] in _OPEN_ENDS and "," in after:
+        return len(right) <= LIST_WORDS  # "I'm allergic to: peanuts, shellfish and penicillin"
+    if len(left) <= KEY_WORDS or len(right) > NAME_WORDS + 1:
         return False
-    return grammar.has_finite_verb(left) and not grammar.has_finite_verb(right)
+    return grammar.has_finite_verb(left)
 
 
 def _has_symbol(text: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from memcore.capture import lexicon as lx
+from memcore.capture import session
 from memcore.capture.fragments import subject_index
 from memcore.capture.tiers import names_today_or_this_week
 
@@ -37,6 +38,19 @@ _TROUBLE = re.compile(lx.TROUBLE)
 _HABIT_ADVERBS = lx.words("always usually often never sometimes rarely")
 _AFTER_OBJECT = lx.words("already again before earlier yet too either")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_KNOWING = lx.words("know knew")
+_NOT_KNOWN_THINGS = (
+    lx.QUESTION_WORDS
+    | lx.NOUN_OPENERS
+    | _SECOND_PERSON
+    | lx.words(
+        "that it this what how why where when who which whether if about exactly right nothing "
+        "anything everything something much more too already better him her them"
+    )
+)
+# States of a thing in trouble, and an HTTP status ("returns 500").
+_MISBEHAVING = lx.words("down again weird slow wrong stuck empty blank missing")
+_STATUS = re.compile(r"[1-5]\d\d")
 
 
 def is_talk(low: str, *, trouble: bool = True) -> bool:
@@ -49,10 +63,14 @@ def is_talk(low: str, *, trouble: bool = True) -> bool:
         return True
     if words[-1] in lx.MESSAGE_POINTERS or (trouble and _TROUBLE.search(low)):
         return True
+    if trouble and _thing_misbehaves(words):
+        return True
     subject = subject_index(words)
     # "I'm demoing this to the client at 4pm today": the user's day, whatever "this" is.
     dated = subject is not None and (names_today_or_this_week(low) or _YEAR.search(low) is not None)
     if not dated and _points_at_chat(words):
+        return True
+    if session.talk_subject(words):
         return True
     if subject is None:
         return False
@@ -76,7 +94,11 @@ def is_talk(low: str, *, trouble: bool = True) -> bool:
         promise = True  # "I'm going to try it tonight" promises like "I'll try it"
         index += 2 if words[index + 1] == "to" else 1
         verb = words[index] if index < len(words) else verb
-    if promise and verb in lx.PROMISE_VERBS:
+    if promise and (
+        verb in lx.PROMISE_VERBS or words[index + 1 : index + 3] in (["a", "look"], ["a", "go"])
+    ):
+        return True  # "I'll check the diff later", "I'll take a look tomorrow"
+    if session.is_session_step(words, index) or session.asks_for_help(words, index):
         return True
     if verb in ("trying", "try", "want", "need") and words[index + 1 : index + 2] == ["to"]:
         # "I'm trying to figure out ...": what is tried is the verb to read.
@@ -93,7 +115,29 @@ def is_talk(low: str, *, trouble: bool = True) -> bool:
         verb = words[index] if index < len(words) else verb
     if habit:
         return False
+    if verb in _KNOWING and _names_a_thing(words[index + 1 : index + 2]):
+        return False  # "I know SQL and Python well": a skill, not "I know what you mean"
     return (state and verb in lx.CHAT_STATES) or (not state and verb in lx.CHAT_VERBS)
+
+
+def _names_a_thing(following: list[str]) -> bool:
+    """Is the object after "know" a noun ("SQL", "Spanish", "three languages") rather than
+    a clause, a pronoun or "the answer" ("what you mean", "that", "it", "the feeling")?"""
+    return bool(following) and following[0] not in _NOT_KNOWN_THINGS
+
+
+def _thing_misbehaves(words: list[str]) -> bool:
+    """ "The frontend doesn't update", "the server is down again", "the backend returns
+    500": the project's part as the subject of a negated verb or a state of trouble is
+    this session's problem, not how the project is built."""
+    if len(words) < 3 or words[0] not in ("the", "this") or words[1] not in lx.PROJECT_NOUNS:
+        return False
+    if words[1] == "team":
+        return False  # people: "the team doesn't do standups" is how they work
+    return any(
+        w in lx.NEGATIONS or w.endswith("n't") or w in _MISBEHAVING or _STATUS.fullmatch(w)
+        for w in words[2:]
+    )
 
 
 def _points_at_chat(words: list[str]) -> bool:

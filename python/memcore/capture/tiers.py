@@ -29,6 +29,9 @@ import re
 
 from memcore.capture import grammar
 
+_RATE = re.compile(
+    r"(?:/|\bper\s+|\ba\s+|\bevery\s+|\beach\s+)(?:day|week|weekend|night|morning)\b"
+)
 # A remark that sets the time of a message ("Long day.") is at most this many words.
 FRAME_WORDS = 6
 _FRAME_WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
@@ -128,6 +131,8 @@ def time_frame(remark: str) -> str:
     words = _FRAME_WORD.findall(remark.lower())
     if not words or len(words) > FRAME_WORDS or grammar.has_finite_verb(words):
         return ""
+    if _RATE.search(remark.lower()):
+        return ""  # "Budget: £50/week", "twice a day": a rate, not this day or week
     if any(w in ("day", "morning", "afternoon", "evening", "night") for w in words):
         return "today"
     return "this week" if any(w in ("week", "weekend") for w in words) else ""

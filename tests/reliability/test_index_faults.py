@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import random
 import shutil
@@ -157,6 +158,28 @@ def test_the_pristine_store_reports_no_warnings(pristine: Path, tmp_path: Path) 
     for phase in ("read_only", "writable", "reopened"):
         assert report[phase]["misses"] == [], phase
         assert report[phase].get("warnings", []) == [], phase
+
+
+def test_a_damaged_index_file_is_logged_as_one_short_line(
+    pristine: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The open's warning names the file and the check it failed, nothing more (a damaged
+    meta.json was logged whole, ~2 KB of JSON in one warning line)."""
+    store = tmp_path / "store"
+    shutil.copytree(pristine, store)
+    meta = store / "index" / "text" / "meta.json"
+    content = meta.read_text()
+    meta.write_text(content[: len(content) // 2])
+    with caplog.at_level(logging.WARNING, logger="memcore.indexes"):
+        with memcore.Memory(store, model=None) as mem:
+            assert mem.search_text("zq7x")[0].memory.content.endswith("zq7x")
+    lines = [r.getMessage() for r in caplog.records if r.name == "memcore.indexes"]
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert "(meta.json failed the open check)" in line, line
+    assert "\n" not in line and "segments" not in line, line
+    # The store's path twice (where, and where the folder went), and one sentence.
+    assert len(line) < 2 * len(str(store)) + 250, line
 
 
 def test_damage_to_any_index_file_never_crashes_or_loses_a_memory(

@@ -16,6 +16,12 @@ pub const REBUILD_MARKER: &str = "REBUILD";
 /// bounded so a recurring fault cannot grow memory.
 const MAX_WARNINGS: usize = 16;
 
+/// Longest warning or error kept, in characters. Each is logged as one line
+/// (memcore.Memory logs the warnings at open) and shown by `get_status`: the
+/// messages name a file and the check it failed, and two paths fit; this
+/// bounds whatever a library's error text adds (a whole file's content, say).
+const MAX_MESSAGE_CHARS: usize = 500;
+
 /// Health of the derived indexes, shared by the engine and the indexer.
 #[derive(Debug, Default)]
 pub struct Health {
@@ -31,7 +37,7 @@ impl Health {
     /// A message already recorded is not repeated (a damaged segment makes
     /// every search fail the same way).
     pub fn warn(&self, message: impl Into<String>) {
-        let message = message.into();
+        let message = one_short_line(message.into());
         let mut warnings = self.warnings.lock();
         if warnings.contains(&message) {
             return;
@@ -61,12 +67,12 @@ impl Health {
 
     /// Set (Some) or clear (None) the outstanding text-index failure.
     pub fn set_text_error(&self, error: Option<String>) {
-        *self.text_error.lock() = error;
+        *self.text_error.lock() = error.map(one_short_line);
     }
 
     /// Set (Some) or clear (None) the outstanding vector-index failure.
     pub fn set_vector_error(&self, error: Option<String>) {
-        *self.vector_error.lock() = error;
+        *self.vector_error.lock() = error.map(one_short_line);
     }
 
     /// The failures not yet recovered from, if any (text first).
@@ -96,9 +102,37 @@ impl Health {
     }
 }
 
+/// `message` on one line, cut to [`MAX_MESSAGE_CHARS`] characters.
+fn one_short_line(message: String) -> String {
+    let line = if message.contains(['\n', '\r']) {
+        message.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        message
+    };
+    match line.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_or_multiline_message_becomes_one_short_line() {
+        let health = Health::default();
+        health.warn(format!("damaged:\n{}", "é".repeat(5000)));
+        health.set_text_error(Some("x".repeat(5000)));
+        let warning = &health.warnings()[0];
+        assert!(!warning.contains('\n'), "{warning}");
+        assert!(warning.starts_with("damaged: éé") && warning.ends_with('…'));
+        assert_eq!(warning.chars().count(), MAX_MESSAGE_CHARS + 1);
+        let error = health.last_error().unwrap();
+        assert_eq!(error.chars().count(), MAX_MESSAGE_CHARS + 1);
+        health.warn("short");
+        assert_eq!(health.warnings()[1], "short");
+    }
 
     #[test]
     fn errors_clear_and_warnings_stay_bounded() {

@@ -8,9 +8,10 @@
 
 use std::path::Path;
 
-use tantivy::Index;
+use tantivy::directory::error::OpenReadError;
 use tantivy::schema::{Field, Schema};
 use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, SegmentReader, TantivyError};
 
 use super::KEY;
 use super::analyzer::ANALYZER_NAME;
@@ -23,7 +24,8 @@ pub(super) enum Loaded {
     Absent,
     /// An index of an older layout: started over, not a fault.
     OtherLayout,
-    /// Files that fail a check, and why.
+    /// Files that fail a check: which file and which check, in one short
+    /// clause ([`failed`]), for a warning that stays one short log line.
     Damaged(String),
 }
 
@@ -33,15 +35,16 @@ pub(super) fn load(dir: &Path, schema: &Schema, body: Field, analyzer: &TextAnal
     if empty {
         return Loaded::Absent;
     }
-    crate::panics::catch(|| check(dir, schema, body, analyzer))
-        .unwrap_or_else(|panic| Loaded::Damaged(format!("reading it panicked: {panic}")))
+    crate::panics::catch(|| check(dir, schema, body, analyzer)).unwrap_or_else(|panic| {
+        let first = panic.lines().next().unwrap_or_default();
+        Loaded::Damaged(format!("reading it panicked: {}", brief(first)))
+    })
 }
 
 fn check(dir: &Path, schema: &Schema, body: Field, analyzer: &TextAnalyzer) -> Loaded {
-    let damaged = |what: &str, e: &dyn std::fmt::Display| Loaded::Damaged(format!("{what}: {e}"));
     let index = match Index::open_in_dir(dir) {
         Ok(index) => index,
-        Err(e) => return damaged("open", &e),
+        Err(e) => return failed(file_of(&e).as_deref().unwrap_or(META), "open"),
     };
     if index.schema() != *schema {
         return Loaded::OtherLayout;
@@ -49,43 +52,109 @@ fn check(dir: &Path, schema: &Schema, body: Field, analyzer: &TextAnalyzer) -> L
     index.tokenizers().register(ANALYZER_NAME, analyzer.clone());
     let metas = match index.load_metas() {
         Ok(metas) => metas,
-        Err(e) => return damaged("metadata", &e),
+        Err(e) => return failed(file_of(&e).as_deref().unwrap_or(META), "metadata"),
     };
     let seq = match metas.payload.as_deref().map(parse_payload) {
         None => 0,
         Some(Ok(seq)) => seq,
-        Some(Err(bad)) => return damaged("covered seq", &bad),
+        Some(Err(_)) => return failed(META, "covered seq"),
     };
     match index.validate_checksum() {
         Ok(bad) if bad.is_empty() => {}
         Ok(bad) => {
             let mut names: Vec<String> = bad.iter().map(|p| p.display().to_string()).collect();
             names.sort();
-            return damaged("checksum mismatch in", &names.join(", "));
+            return failed(&listed(&names), "checksum");
         }
-        Err(e) => return damaged("checksums", &e),
+        Err(e) => {
+            return failed(
+                file_of(&e).as_deref().unwrap_or("a segment file"),
+                "checksum",
+            );
+        }
     }
     let reader = match index.reader() {
         Ok(reader) => reader,
-        Err(e) => return damaged("segments", &e),
+        Err(e) => return failed(file_of(&e).as_deref().unwrap_or("a segment"), "segments"),
     };
     for segment in reader.searcher().segment_readers() {
-        let keys = match segment.fast_fields().u64(KEY) {
-            Ok(keys) => keys,
-            Err(e) => return damaged("key column", &e),
+        let fast = segment_file(segment, "fast");
+        let Ok(keys) = segment.fast_fields().u64(KEY) else {
+            return failed(&fast, "key column");
         };
         if keys.num_docs() != segment.max_doc() {
             return Loaded::Damaged(format!(
-                "a segment lists {} documents but its key column {}",
+                "{fast} failed the key column check ({} keys for {} documents)",
+                keys.num_docs(),
                 segment.max_doc(),
-                keys.num_docs()
             ));
         }
         if let Err(e) = segment.inverted_index(body) {
-            return damaged("terms", &e);
+            let file = file_of(&e).unwrap_or_else(|| segment_file(segment, "term"));
+            return failed(&file, "terms");
         }
     }
     Loaded::Sound(index, seq)
+}
+
+/// The file holding the index's metadata (and the covered seq).
+const META: &str = "meta.json";
+/// Longest piece of a message quoted from elsewhere (a panic's).
+const QUOTED_CHARS: usize = 120;
+/// Damaged files named one by one; past that, how many more.
+const NAMED_FILES: usize = 3;
+
+/// The folder is damaged: `file` (relative to the index folder) failed
+/// `check`. Only that: tantivy's own errors quote whole files (a damaged
+/// meta.json's 2 KB of JSON) and nest debug dumps, which made one warning
+/// a screenful in the log.
+fn failed(file: &str, check: &str) -> Loaded {
+    Loaded::Damaged(format!("{file} failed the {check} check"))
+}
+
+/// The file a tantivy error is about, when it names one.
+fn file_of(error: &TantivyError) -> Option<String> {
+    match error {
+        TantivyError::OpenReadError(
+            OpenReadError::FileDoesNotExist(path) | OpenReadError::IoError { filepath: path, .. },
+        ) => Some(path.display().to_string()),
+        // The path is private to `DataCorruption`; only its Debug form
+        // shows it: "Data corruption (in file `\"meta.json\"`): …".
+        TantivyError::DataCorruption(corruption) => {
+            let text = format!("{corruption:?}");
+            let (_, rest) = text.split_once("(in file `")?;
+            let (quoted, _) = rest.split_once("`)")?;
+            Some(quoted.trim_matches('"').to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// A segment's file of that extension: `<segment id>.<extension>`.
+fn segment_file(segment: &SegmentReader, extension: &str) -> String {
+    format!("{}.{extension}", segment.segment_id().uuid_string())
+}
+
+/// `names` joined, the first few only.
+fn listed(names: &[String]) -> String {
+    let shown = names
+        .iter()
+        .take(NAMED_FILES)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len().saturating_sub(NAMED_FILES) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+/// `text` cut to [`QUOTED_CHARS`] characters.
+fn brief(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
 }
 
 /// The commit payload recording `seq`: the number and a checksum of it.

@@ -966,6 +966,31 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_meta_file_is_named_in_a_short_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = committed(dir.path());
+        let meta = path.join("meta.json");
+        let json = std::fs::read_to_string(&meta).unwrap();
+        // Cut inside the JSON: tantivy's error quotes the whole file.
+        std::fs::write(&meta, &json[..json.len() / 2]).unwrap();
+        let (_, seq, warning) = TextIndex::open(&path, "english", false).unwrap();
+        assert_eq!(seq, 0);
+        let warning = warning.expect("the damage is reported");
+        assert!(
+            warning.contains("(meta.json failed the open check)"),
+            "{warning}"
+        );
+        assert!(!warning.contains("segments"), "no file content: {warning}");
+        // The sentence and the folder it was moved to; the file held ~1 KB.
+        let aside = path.display().to_string().len() + 20;
+        assert!(
+            warning.len() < aside + 200,
+            "{} bytes: {warning}",
+            warning.len()
+        );
+    }
+
+    #[test]
     fn a_read_only_open_of_a_damaged_index_works_from_memory() {
         let dir = tempfile::tempdir().unwrap();
         let path = committed(dir.path());

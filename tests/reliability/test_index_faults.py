@@ -170,9 +170,11 @@ def test_a_damaged_index_file_is_logged_as_one_short_line(
     meta = store / "index" / "text" / "meta.json"
     content = meta.read_text()
     meta.write_text(content[: len(content) // 2])
-    with caplog.at_level(logging.WARNING, logger="memcore.indexes"):
-        with memcore.Memory(store, model=None) as mem:
-            assert mem.search_text("zq7x")[0].memory.content.endswith("zq7x")
+    with (
+        caplog.at_level(logging.WARNING, logger="memcore.indexes"),
+        memcore.Memory(store, model=None) as mem,
+    ):
+        assert mem.search_text("zq7x")[0].memory.content.endswith("zq7x")
     lines = [r.getMessage() for r in caplog.records if r.name == "memcore.indexes"]
     assert len(lines) == 1, lines
     line = lines[0]

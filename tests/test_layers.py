@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memcore.logs",
             "memcore._time",
             "memcore._lazy",
+            "memcore._exit",
         ),
     ),
     ("native core", ("memcore._core",)),

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memcore import _core
+from memcore._exit import close_at_exit
 from memcore._facade.code import CodeAPI
 from memcore._facade.fact_capture import FactExtractor
 from memcore._facade.facts import FactsAPI
@@ -229,6 +230,8 @@ class Memory(
             self._engine.close()
             raise
         self._backfill = self._start_backfill()
+        # Closed at interpreter exit if the program did not: its threads must end first.
+        close_at_exit(self, Memory.close)
 
     # -- lifecycle -----------------------------------------------------------------
 

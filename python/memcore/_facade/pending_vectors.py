@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from memcore._exit import close_at_exit
 from memcore.errors import EmbeddingError, MemcoreError
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class VectorBackfill:
                 target=self._run, name="memcore-vector-backfill", daemon=True
             )
             self._thread.start()
+        # A pass still embedding when the interpreter ends would abort it (memcore._exit).
+        close_at_exit(self, VectorBackfill.close)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop after the batch in flight (the rest waits for the next open)."""

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import watchfiles
 
+from memcore._exit import close_at_exit
 from memcore.code.ignore import ALWAYS_SKIPPED, IGNORE_FILE_NAMES
 from memcore.code.indexer import ProjectIndexer
 
@@ -75,6 +76,8 @@ class ProjectWatcher:
         index pass's business.
         """
         self._thread.start()
+        # A pass still embedding when the interpreter ends would abort it (memcore._exit).
+        close_at_exit(self, ProjectWatcher.stop)
         self._ready.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> bool:

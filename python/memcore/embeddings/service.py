@@ -13,6 +13,7 @@ from typing import Literal, TypedDict
 
 import numpy as np
 
+from memcore._exit import close_at_exit
 from memcore.embeddings.batching import DEFAULT_BATCH_TOKENS, MAX_BATCH_TOKENS
 from memcore.embeddings.cache import CacheInfo, LRUCache
 from memcore.embeddings.custom import EmbedFunction, InvalidEmbedderOutputError
@@ -160,6 +161,8 @@ class EmbeddingService:
                 target=self._load, name=f"memcore-embeddings[{self._model_id}]", daemon=True
             )
             self._thread.start()
+        # A load still in flight when the interpreter ends would abort it (memcore._exit).
+        close_at_exit(self, EmbeddingService.close)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until loading has finished (starting it if needed).
@@ -416,6 +419,11 @@ class EmbeddingService:
             if self._closed:
                 return
             self._status, self._error = "error", reason
+        if not threading.main_thread().is_alive():
+            # The interpreter is exiting (its main thread has ended, and imports that
+            # register an exit hook now fail): the load was cut short, not the model.
+            self._settled.set()
+            return
         _log.warning("embedding model %s failed to load: %s", self._model_id, reason)
         self._settled.set()
 

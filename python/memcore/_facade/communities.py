@@ -67,7 +67,10 @@ def detect_communities(
         return Communities(groups=[], modularity=0.0, resolution=resolution, sizes=[])
     graph = igraph.Graph(n=len(names), edges=edge_pairs(arrays), directed=False)
     # igraph reads numpy float32 attribute values as if unweighted: hand it Python floats.
-    graph.es["weight"] = np.asarray(arrays["weights"], dtype=np.float64).tolist()
+    # Weights below 0 (relation importances stored before create_relations checked them)
+    # would make leidenalg raise a bare BaseException: they count as no tie.
+    weights = np.clip(np.asarray(arrays["weights"], dtype=np.float64), 0.0, None)
+    graph.es["weight"] = weights.tolist()
     # A relation and its inverse (A created B, B created by A) are one undirected tie.
     graph.simplify(multiple=True, loops=True, combine_edges={"weight": "sum"})
     partition = leidenalg.find_partition(

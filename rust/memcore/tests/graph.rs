@@ -205,6 +205,51 @@ fn observation_versions_form_a_chain() {
 }
 
 #[test]
+fn scores_out_of_range_are_refused_by_the_crud_writes_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    engine.save_memory(&seed_example()).unwrap();
+    let before = engine.get_entity("default", "Andrii").unwrap();
+    let mut too_heavy = rel("Portfolio", "maintains");
+    too_heavy.importance = Some(-1.0);
+    let ctx = WriteContext {
+        namespace: "default".into(),
+        ..WriteContext::default()
+    };
+    let err = engine
+        .create_relations(&ctx, &[("Andrii".into(), too_heavy)])
+        .unwrap_err();
+    assert_eq!(
+        err.error_code(),
+        memcore::ErrorCode::InvalidParameter,
+        "{err}"
+    );
+    for (confidence, importance) in [(Some(1.5), None), (None, Some(f64::INFINITY))] {
+        let ctx = WriteContext {
+            namespace: "default".into(),
+            confidence,
+            importance,
+            ..WriteContext::default()
+        };
+        let draft = ObservationDraft {
+            content: "Reviews pull requests on Mondays".into(),
+            ..ObservationDraft::default()
+        };
+        let err = engine
+            .add_observations(&ctx, "Andrii", &[draft])
+            .unwrap_err();
+        assert_eq!(
+            err.error_code(),
+            memcore::ErrorCode::InvalidParameter,
+            "{err}"
+        );
+    }
+    let after = engine.get_entity("default", "Andrii").unwrap();
+    assert_eq!(after.observations.len(), before.observations.len());
+    assert_eq!(after.relations.len(), before.relations.len());
+}
+
+#[test]
 fn traversal_and_paths() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());

@@ -9,7 +9,7 @@ use crate::kind::Kind;
 use crate::knowledge::rules::{self, name_key};
 use crate::knowledge::save::{self, EntityDraft, RelationDraft, SaveRequest};
 use crate::knowledge::{Entity, Observation, Relation};
-use crate::memory::validate_namespace;
+use crate::memory::{validate_namespace, validate_unit};
 use crate::store::oplog::{self, Action};
 use crate::store::{entities as ent, relations as rel};
 use crate::temporal::now_micros;
@@ -82,6 +82,9 @@ impl Engine {
                     return Err(Error::invalid("relationType", p));
                 }
             }
+            if let Some(importance) = r.importance {
+                validate_unit("importance", importance)?;
+            }
             if name_key(from) == name_key(&r.target) {
                 return Err(Error::invalid(
                     "to",
@@ -124,6 +127,14 @@ impl Engine {
         drafts: &[ObservationDraft],
     ) -> Result<Vec<Observation>> {
         validate_namespace(&ctx.namespace)?;
+        for (field, value) in [
+            ("confidence", ctx.confidence),
+            ("importance", ctx.importance),
+        ] {
+            if let Some(value) = value {
+                validate_unit(field, value)?;
+            }
+        }
         for d in drafts {
             if let Some((problem, suggestion)) = rules::observation_problem(&d.content) {
                 return Err(Error::ValidationFailed {

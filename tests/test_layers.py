@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memcore._time",
             "memcore._lazy",
             "memcore._exit",
+            "memcore.arguments",
         ),
     ),
     ("native core", ("memcore._core",)),

@@ -198,8 +198,8 @@ def test_recall_spreads_across_threads_when_asked(mem: memcore.Memory) -> None:
     spread = threads(max_per_thread=1)
     assert spread[0] == "planning" and set(spread[1:3]) == {"travel", None}
     assert spread[3:] == ["planning"] * 2  # held back, not dropped
-    assert threads(max_per_thread=10**30) == threads()  # any cap past the list is no cap
-    for bad in (0, -1, 1.5, True, "2"):
+    assert threads(max_per_thread=2**63 - 1) == threads()  # any cap past the list is no cap
+    for bad in (0, -1, 1.5, True, "2", 10**30):  # past 64 bits: an integer no store takes
         with pytest.raises(memcore.InvalidParameterError, match="max_per_thread"):
             mem.recall("budget", max_per_thread=bad)  # type: ignore[arg-type]
 

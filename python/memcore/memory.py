@@ -32,6 +32,7 @@ from memcore._facade.turn_lifecycle import TurnLifecycleAPI
 from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
 from memcore._facade.turn_settings import TurnSettings
 from memcore._time import from_micros, iso
+from memcore.arguments import checked_api
 from memcore.config import resolve_data_dir
 from memcore.errors import invalid
 
@@ -43,6 +44,7 @@ Embedder = Callable[[list[str]], npt.NDArray[np.float32]]
 _log = logging.getLogger("memcore.indexes")
 
 
+@checked_api
 class Memory(
     TurnLifecycleAPI,  # before FactsAPI: its fact capture builds on the facts API
     FactsAPI,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from memcore import _core
 from memcore._facade.documents import DocumentResolver, Snapshot, snapshot
 from memcore._time import TimeLike, now_micros, optional_micros
+from memcore.arguments import checked_api
 from memcore.errors import invalid
 from memcore.records.conversation import ContextResult, DocumentRead, TurnRecord, TurnResult
 
@@ -312,6 +313,7 @@ class ConversationStore:
         return list(dict.fromkeys(paths))
 
 
+@checked_api
 class Conversation:
     """A conversation of the interaction log; `mem.conversation(id)` makes one.
 
@@ -462,6 +464,7 @@ class Conversation:
                 self._touch(v.path)
 
 
+@checked_api
 class Turn:
     """One turn being recorded: collects reads, procedures and the agent's answer, and
     records them with one native call when its `with` block exits without an error."""

@@ -6,6 +6,7 @@ refuses is the caller's INVALID_PARAMETER, not the store's STORAGE_ERROR."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,78 @@ def test_every_malformed_body_is_answered_over_http(http_url: str, http_home: Pa
     assert response.status_code == 200 and "result" in response.json()
     metrics = httpx2.get(f"{http_url}/metrics", timeout=30).text
     assert f'memcore_http_rejected_total{{reason="malformed"}} {len(MALFORMED)}' in metrics
+
+
+# -- lone surrogates in a tool call's arguments: INVALID_PARAMETER, not a parse error ---------
+
+# (arguments of store_memory as JSON text, the field the error names)
+UNENCODABLE_CALLS = [
+    ('{"content": "caf\\udce9 au lait"}', "content"),
+    ('{"content": "ok", "metadata": {"source": ["fine", "\\ud800"]}}', "metadata.source[1]"),
+    ('{"content": "ok", "metadata": {"\\udfff": 1}}', "metadata['\\udfff']"),
+]
+
+
+def _unencodable_call(request_id: int, arguments: str) -> str:
+    return (
+        f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", '
+        f'"params": {{"name": "store_memory", "arguments": {arguments}}}}}'
+    )
+
+
+def _assert_refused_by_name(reply: dict[str, Any], request_id: int, field: str) -> None:
+    assert reply["id"] == request_id and reply["result"]["isError"] is True, reply
+    error = reply["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_PARAMETER", error
+    assert error["details"] == {"field": field}, error
+    assert error["message"].startswith(f"{field} is not valid Unicode: it holds a lone surrogate")
+
+
+def test_a_lone_surrogate_in_arguments_is_refused_by_name_over_stdio(
+    raw: RawServer, stdio_home: Path
+) -> None:
+    # `raw` has long loaded the SDK: its screen repairs the line for the SDK to read.
+    for n, (arguments, field) in enumerate(UNENCODABLE_CALLS):
+        raw.send(_unencodable_call(400 + n, arguments))
+        _assert_refused_by_name(raw.replies(1)[0], 400 + n, field)
+    # Right at start, answered before the SDK has loaded (handshake): the same answer.
+    command = ["-m", "memcore.mcp", *_server_args(stdio_home / "early")]
+    early = RawServer(command, server_env(stdio_home), stdio_home / "early.log")
+    try:
+        calls = [_unencodable_call(500 + n, a) for n, (a, _) in enumerate(UNENCODABLE_CALLS)]
+        early.send(initialize(1), notification("notifications/initialized"), *calls)
+        replies = {r["id"]: r for r in early.replies(1 + len(calls))}
+        for n, (_, field) in enumerate(UNENCODABLE_CALLS):
+            _assert_refused_by_name(replies[500 + n], 500 + n, field)
+        for attempt in range(200):  # get_status answers while the store opens: no counts
+            early.send(request(10 + attempt, "tools/call", {"name": "get_status"}))
+            counts = early.replies(1)[0]["result"]["structuredContent"]["counts"]
+            if counts is not None:
+                break
+            time.sleep(0.05)
+        assert counts == {"memories": 0}, "nothing was stored"
+    finally:
+        early.kill()
+
+
+def test_a_lone_surrogate_in_arguments_is_refused_by_name_over_http(http_url: str) -> None:
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "reliability", "version": "1"},
+    }
+    response = httpx2.post(
+        f"{http_url}/mcp", json=request(1, "initialize", hello), headers=_HEADERS, timeout=30
+    )
+    headers = {**_HEADERS, "mcp-session-id": response.headers["mcp-session-id"]}
+    httpx2.post(
+        f"{http_url}/mcp",
+        json=notification("notifications/initialized"),
+        headers=headers,
+        timeout=30,
+    )
+    for n, (arguments, field) in enumerate(UNENCODABLE_CALLS):
+        body = _unencodable_call(600 + n, arguments).encode()
+        response = httpx2.post(f"{http_url}/mcp", content=body, headers=headers, timeout=30)
+        assert response.status_code == 200, response.text
+        _assert_refused_by_name(response.json(), 600 + n, field)

@@ -1,12 +1,15 @@
 """Running one tool call, whatever the transport.
 
-The steps, in order: find the tool, apply the size limits, check the arguments against the
-schema, check store-wide rights, wait for the store, run the handler in a worker thread
-(engine and embedding calls block) at the log position the call asks for
-(``memcore.mcp.positions``), then shape the outcome. Every failure becomes
-``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool call never ends
-in a protocol error or takes the server down. Each call is counted, timed and logged: its
-request id, namespace, session and turn ids, latency and status, never what was said.
+The steps, in order: find the tool, check that the arguments hold nothing memcore cannot
+take whatever the tool (``memcore.arguments``: a lone surrogate, an integer past 64 bits,
+a float that is no number, nesting past 64 levels, an over-long key), apply the size
+limits, check the arguments against the schema, check store-wide rights, wait for the
+store, run the handler in a worker thread (engine and embedding calls block) at the log
+position the call asks for (``memcore.mcp.positions``), then shape the outcome. Every
+failure becomes ``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool
+call never ends in a protocol error or takes the server down. Each call is counted, timed
+and logged: its request id, namespace, session and turn ids, latency and status, never
+what was said.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from memcore.arguments import check_arguments
 from memcore.errors import MemcoreError, StorageError, UnauthorizedError, error_payload, invalid
 from memcore.mcp import positions
 from memcore.mcp.host import StoreHost
@@ -148,6 +152,8 @@ class Dispatcher:
     async def _run(
         self, spec: ToolSpec, arguments: Mapping[str, Any] | None, caller: Caller
     ) -> dict[str, Any]:
+        if arguments:
+            check_arguments(arguments)
         self._limits.check(dict(arguments) if arguments else None)
         checked = self._checkers[spec.name].check(arguments)
         if spec.store_wide and not caller.admin:
@@ -207,8 +213,11 @@ class Dispatcher:
         for key in _ID_ARGUMENTS:
             if _loggable_id(value := given.get(key)):
                 fields[key] = value
-        # Names only: the values are what the user said.
-        fields["argument_names"] = sorted(given)
+        # Names only: the values are what the user said. A name no one would choose (too
+        # long, unprintable) is logged as its length.
+        fields["argument_names"] = sorted(
+            str(name) if _loggable_id(name) else f"<{len(str(name))} characters>" for name in given
+        )
         _log.log(level, "tool call", extra={"fields": fields})
 
     def _namespace_of(

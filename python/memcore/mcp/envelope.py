@@ -4,7 +4,9 @@ The SDK checks the request envelope before any handler runs: a ``name`` that is 
 string or ``arguments`` that are not an object would come back as a JSON-RPC protocol
 error, which a model never sees. This server middleware (it runs before that check)
 replaces the bad member with a placeholder and leaves the problem for ``tools/call`` to
-answer as ``INVALID_PARAMETER``, like every other bad argument.
+answer as ``INVALID_PARAMETER``, like every other bad argument. So it does for the
+arguments that held a lone surrogate, which the transport's screen replaced before the SDK
+could read the call and listed in ``_meta`` (``malformed.UNENCODABLE``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
+from memcore.arguments import unencodable
 from memcore.errors import InvalidParameterError, invalid
+from memcore.mcp.malformed import UNENCODABLE
 
 # Set for the duration of one call's handler chain (same task, so no leak between calls).
 _problem: ContextVar[InvalidParameterError | None] = ContextVar("memcore_envelope", default=None)
@@ -43,6 +47,9 @@ async def guard_tool_calls(
     elif arguments is not None and not isinstance(arguments, dict):
         problem = invalid("arguments", f"arguments must be an object, got {_kind(arguments)}.")
         params["arguments"] = None
+    elif isinstance(meta := params.get("_meta"), dict) and meta.get(UNENCODABLE):
+        fields = meta[UNENCODABLE]
+        problem = unencodable(str(fields[0]) if isinstance(fields, list) else "arguments")
     if problem is None:
         return await call_next(ctx)
     token = _problem.set(problem)

@@ -137,7 +137,8 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 
 class JsonRpcScreen:
     """Answer a POST body the SDK cannot read as a JSON-RPC message with 400 and the
-    spec's error (-32700 or -32600, see ``malformed``), logged and counted; the SDK
+    spec's error (-32700 or -32600, see ``malformed``), logged and counted, or hand it on
+    repaired (a tool call whose arguments hold a lone surrogate); the SDK
     answers a well-formed non-message with -32602 and logs nothing. Runs behind
     ``BodyLimit``, so the body is bounded and arrives in one piece."""
 
@@ -158,6 +159,8 @@ class JsonRpcScreen:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         rejection = malformed.screen(body)
+        if isinstance(rejection, malformed.Repaired):
+            body, rejection = rejection.text.encode(), None
         if rejection is None:
             await self._app(scope, _replaying(body, receive), send)
             return

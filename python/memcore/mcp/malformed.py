@@ -11,6 +11,13 @@ request) and logged, and everything else goes on to the SDK untouched.
 The reply carries the request's ``id`` when one can still be read from the text (a lone
 surrogate leaves the rest of the message readable): the client's pending request then ends
 with the error instead of waiting. Otherwise the ``id`` is null, as the spec requires.
+
+A lone surrogate (``"\\ud800"``) is valid JSON, but the SDK's parser refuses it. In a
+``tools/call``'s arguments it is a bad argument like any other, due ``INVALID_PARAMETER``
+naming the field: such a call is handed on with each lone surrogate replaced by U+FFFD
+and the fields that held one listed in ``params._meta`` under :data:`UNENCODABLE`, for
+``envelope`` to refuse by name before the tool runs. Anywhere else in a message (the
+method, an id, another request's parameters) it stays a parse error.
 """
 
 from __future__ import annotations
@@ -23,8 +30,12 @@ from typing import Any
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
+from memcore.arguments import replace_lone_surrogates
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+#: Where a repaired ``tools/call`` lists the argument fields that held a lone surrogate.
+UNENCODABLE = "memcore/unencodable-fields"
 
 _log = logging.getLogger("memcore.mcp")
 
@@ -56,12 +67,22 @@ class Rejection:
         return json.dumps(self.reply(), separators=(",", ":")) + "\n"
 
 
-def screen(text: str | bytes) -> Rejection | None:
-    """None if the SDK can read ``text`` as a JSON-RPC message, else the answer to give."""
+@dataclass(frozen=True, slots=True)
+class Repaired:
+    """A ``tools/call`` the SDK can read once its lone surrogates are replaced: ``text`` is
+    what to hand it instead (the fields are listed under :data:`UNENCODABLE`)."""
+
+    text: str
+
+
+def screen(text: str | bytes) -> Rejection | Repaired | None:
+    """None if the SDK can read ``text`` as a JSON-RPC message, a repaired tool call to
+    hand it instead, or else the answer to give."""
     try:
         jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
-        return _rejection(text, exc)
+        repaired = _repaired(text) if _unreadable(exc) else None
+        return repaired if repaired is not None else _rejection(text, exc)
     return None
 
 
@@ -75,6 +96,33 @@ def log_rejection(rejection: Rejection, transport: str, size: int) -> None:
         "id": rejection.request_id,
     }
     _log.warning("malformed JSON-RPC message", extra={"fields": fields})
+
+
+def _unreadable(error: ValidationError) -> bool:
+    return any(e["type"] == "json_invalid" for e in error.errors())
+
+
+def _repaired(text: str | bytes) -> Repaired | None:
+    """The ``tools/call`` in ``text`` with the lone surrogates of its arguments replaced
+    and their fields listed, if that is all that kept the SDK from reading it."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    if message.get("method") != "tools/call" or not isinstance(params, dict):
+        return None
+    arguments, fields = replace_lone_surrogates(params.get("arguments"))
+    if not fields:
+        return None
+    meta = params.get("_meta")
+    meta = {**meta, UNENCODABLE: fields} if isinstance(meta, dict) else {UNENCODABLE: fields}
+    repaired = json.dumps({**message, "params": {**params, "arguments": arguments, "_meta": meta}})
+    try:
+        jsonrpc_message_adapter.validate_json(repaired, by_name=False)
+    except ValidationError:
+        return None  # a lone surrogate elsewhere too, or another fault: the parse error stands
+    return Repaired(repaired)
 
 
 def _rejection(text: str | bytes, error: ValidationError) -> Rejection:

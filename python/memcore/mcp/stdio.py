@@ -289,7 +289,8 @@ class LineWriter:
 
 class _Screened:
     """The SDK's stdin without the lines it cannot read: those are answered here with a
-    JSON-RPC error (``malformed``), where the SDK would drop them without a word. Blank
+    JSON-RPC error (``malformed``), where the SDK would drop them without a word, or handed
+    on repaired (a tool call whose arguments hold a lone surrogate). Blank
     lines carry no message and are skipped. A malformed line read while the SDK was still
     loading ends the early answers (``handshake``): it is replayed here as soon as the SDK
     has loaded, without waiting for the client's next line.
@@ -307,6 +308,8 @@ class _Screened:
             rejection = self._malformed.screen(line)
             if rejection is None:
                 return line
+            if isinstance(rejection, self._malformed.Repaired):
+                return rejection.text + "\n"
             self._malformed.log_rejection(rejection, "stdio", len(line.encode(errors="replace")))
             self._replies.put(rejection.reply_line())
         return line

@@ -4,6 +4,12 @@ a value just out of range), sent to a real server; every reply must be a tool re
 error result must carry one of the public codes, and a refused call must leave the store
 as it was.
 
+With ``hostile=True`` the near misses also hold values no store can take, whatever the
+tool (``memcore.arguments``): a lone surrogate in a text, a key or deep inside a value, an
+integer past 64 bits, lists nested 100 deep, a key of 1,500 characters. Each such call
+must be refused with INVALID_PARAMETER. Only a client that writes raw JSON can send a lone
+surrogate (``client.WireClient``; the SDK's client refuses to encode one).
+
 Shared by ``tests/reliability`` (a few hundred cases per tool) and ``python -m
 benches.reliability`` (``--long``: 10,000 per tool). Paths are drawn from a sandbox and
 from names that cannot exist, never from the whole disk: ``index_project`` on a random
@@ -24,6 +30,9 @@ from typing import Any, Protocol
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+
+from memcore.arguments import check_arguments
+from memcore.errors import InvalidParameterError
 
 #: The codes a tool error may carry (memcore.errors, README "Every failure is ...").
 CODES = frozenset(
@@ -105,14 +114,31 @@ def valid_arguments(schema: Mapping[str, Any], sandbox: Path) -> st.SearchStrate
     return _object(schema, sandbox)
 
 
-def near_misses(schema: Mapping[str, Any], sandbox: Path) -> st.SearchStrategy[dict[str, Any]]:
-    """Arguments one step outside the schema."""
-    return _near_miss(schema, valid_arguments(schema, sandbox), _edges(schema))
+def near_misses(
+    schema: Mapping[str, Any], sandbox: Path, *, hostile: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Arguments one step outside the schema (with ``hostile``, or holding a value no
+    store can take)."""
+    return _near_miss(schema, valid_arguments(schema, sandbox), _edges(schema), hostile)
 
 
-def arguments(schema: Mapping[str, Any], sandbox: Path) -> st.SearchStrategy[dict[str, Any]]:
+def arguments(
+    schema: Mapping[str, Any], sandbox: Path, *, hostile: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
     """Valid arguments and near misses, about half each."""
-    return st.one_of(valid_arguments(schema, sandbox), near_misses(schema, sandbox))
+    return st.one_of(
+        valid_arguments(schema, sandbox), near_misses(schema, sandbox, hostile=hostile)
+    )
+
+
+def breaks_the_rules(args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` hold a value no store can take (``memcore.arguments``): such a call
+    must be refused with INVALID_PARAMETER, whatever else is wrong with it."""
+    try:
+        check_arguments(args)
+    except InvalidParameterError:
+        return True
+    return False
 
 
 def _value(schema: Mapping[str, Any], name: str, sandbox: Path) -> st.SearchStrategy[Any]:
@@ -192,10 +218,12 @@ def _near_miss(
     schema: Mapping[str, Any],
     valid: st.SearchStrategy[dict[str, Any]],
     edges: list[tuple[str, Any]],
+    hostile: bool,
 ) -> dict[str, Any]:
     """Valid arguments with one change: an unknown field, a required field dropped, a
-    field of any JSON type, or a field set to a value just past its limits. (Drawn in one
-    composite rather than through ``flatmap``, which builds a strategy per case.)"""
+    field of any JSON type, or a field set to a value just past its limits; with
+    ``hostile``, often a field (or a new key) holding a value no store can take. (Drawn in
+    one composite rather than through ``flatmap``, which builds a strategy per case.)"""
     args = draw(valid)
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = [name for name in schema.get("required", []) if name in args]
@@ -206,7 +234,11 @@ def _near_miss(
         kinds.append("any_type")
     if edges:
         kinds.append("edge")
+    if hostile:
+        kinds += ["hostile"] * len(kinds)  # half of the near misses
     kind = draw(st.sampled_from(kinds))
+    if kind == "hostile":
+        return _hostile(draw, args, properties)
     if kind == "unknown":
         key = draw(st.text(min_size=1, max_size=12).filter(lambda k: k not in properties))
         return {**args, key: draw(_ANY_JSON)}
@@ -216,6 +248,58 @@ def _near_miss(
         return {**args, draw(st.sampled_from(sorted(properties))): draw(_ANY_JSON)}
     key, value = draw(st.sampled_from(edges))
     return {**args, key: value}
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+#: Values no store can take, whatever the field: each must get INVALID_PARAMETER.
+_HOSTILE_TEXTS = ["\ud800", "caf\udce9 au lait", "a\udfff" + "b" * 60, "\udc80\udc80"]
+_HOSTILE_NUMBERS = [2**64, -(2**63) - 1, 10**40]
+_HOSTILE_SHAPES = [
+    _nested(100),
+    {"\ud800": "x"},
+    {"k" * 1500: 1},
+    ["fine", "\udcff"],
+    [{"deep": {"er": "\ud83d"}}],
+    {"a": _nested(80)},
+]
+
+
+def _hostile(
+    draw: st.DrawFn, args: dict[str, Any], properties: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``args`` with one value no store can take: in a field (one of its type, or of any
+    shape), or as a new key."""
+    if not properties or draw(st.integers(0, 4)) == 0:
+        key = draw(st.sampled_from(["\ud800", "x\udfffy", "k" * 1500]))
+        return {**args, key: draw(st.sampled_from(_HOSTILE_TEXTS))}
+    name = draw(st.sampled_from(sorted(properties)))
+    kinds = _kinds(properties[name])
+    pool = list(_HOSTILE_SHAPES)
+    if "string" in kinds or not kinds:
+        pool += _HOSTILE_TEXTS * 3
+    if kinds & {"integer", "number"} or not kinds:
+        pool += _HOSTILE_NUMBERS * 3
+    if "array" in kinds:
+        pool += [[text] for text in _HOSTILE_TEXTS]
+    return {**args, name: draw(st.sampled_from(pool))}
+
+
+def _kinds(schema: Mapping[str, Any]) -> set[str]:
+    """The JSON types a field's schema names (empty: any)."""
+    kind = schema.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind or ())
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key, ()):
+            kinds |= _kinds(option)
+    if "enum" in schema or "const" in schema:
+        kinds.add("string")
+    return kinds
 
 
 def _edges(schema: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -241,8 +325,7 @@ def _edge_values(schema: Mapping[str, Any]) -> list[Any]:
     if "maxItems" in schema:
         values.append([None] * (schema["maxItems"] + 1))
     if schema.get("type") == "string":
-        # (A lone surrogate cannot be sent through the SDK's client: the raw wire's
-        # handling of it is tested in tests/reliability/test_reliability_malformed.py.)
+        # (A lone surrogate cannot be sent through the SDK's client: see ``hostile``.)
         values += ["\x00", " ", "é" * 20, "\u202e\ufeff"]
     return values
 
@@ -284,9 +367,12 @@ def fuzz_tool(
     cases: int,
     seconds: float,
     on_case: Callable[[], None] | None = None,
+    hostile: bool = False,
 ) -> Tally:
     """Call ``name`` with up to ``cases`` generated argument sets, for at most about
-    ``seconds``; the outcomes, and every contract violation seen."""
+    ``seconds``; the outcomes, and every contract violation seen. With ``hostile`` (a
+    client that writes raw JSON), half the near misses hold values no store can take, and
+    each of those calls must be refused with INVALID_PARAMETER."""
     tally = Tally(name)
     started = time.monotonic()
     first: list[float] = []  # the budget runs from the first case: building the strategy
@@ -302,7 +388,7 @@ def fuzz_tool(
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(arguments(schema, sandbox))
+    @given(arguments(schema, sandbox, hostile=hostile))
     def one(args: dict[str, Any]) -> None:
         now = time.monotonic()
         if not first:
@@ -313,6 +399,8 @@ def fuzz_tool(
             known.append(memory_count(client))
         try:
             outcome = classify(client.call(name, args))
+            if hostile and outcome != "INVALID_PARAMETER" and breaks_the_rules(args):
+                raise AssertionError(f"a value no store can take got {outcome}")
         except AssertionError as exc:
             tally.violations.append(f"{exc}: {_short(args)}")
             outcome = "violation"

@@ -2,7 +2,9 @@
 
 Profiled on the project's machine, one fuzz case costs about as much in the client
 (hypothesis drawing the arguments, the SDK's client) as in the server's round trip, and a
-writing tool pays a second round trip for the store's count. One client process and one
+writing tool pays a second round trip for the store's count. The calls go through a client
+that writes raw JSON (``client.WireClient``), so that the near misses may hold the values
+no store can take, a lone surrogate among them (``fuzz``, ``hostile``). One client process and one
 server therefore keep about one core busy; N worker processes, each with a server and a
 store of its own, take the tools one at a time from a shared list, so nothing about a case
 changes but how many run at once.
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benches.reliability import fuzz
-from benches.reliability.client import SyncClient, stdio_client_session
+from benches.reliability.client import WireClient, stdio_client_session, stdio_wire_session
 
 #: Something to find, update and delete in every fresh store, so valid ids are not all
 #: there is.
@@ -72,14 +74,14 @@ def _init(home: Path, sandbox: Path) -> None:
     util.Finalize(None, _close, exitpriority=10)
 
 
-def _client() -> SyncClient:
+def _client() -> WireClient:
     client = _worker.get("client")
     if client is None:
         _worker["servers"] = _worker.get("servers", 0) + 1
         home = Path(_worker["home"]) / f"job-{os.getpid()}-{_worker['servers']}"
         home.mkdir(parents=True)
         stack = ExitStack()
-        client = stack.enter_context(stdio_client_session(server_args(home / "store"), home))
+        client = stack.enter_context(stdio_wire_session(server_args(home / "store"), home))
         client.call("store_memory", {"content": SEED})
         _worker.update(client=client, stack=stack)
     return client
@@ -97,7 +99,7 @@ def _fuzz_one(task: tuple[str, dict[str, Any], int, float]) -> dict[str, Any]:
     name, schema, cases, seconds = task
     client = _client()
     tally = fuzz.fuzz_tool(
-        client, name, schema, Path(_worker["sandbox"]), cases=cases, seconds=seconds
+        client, name, schema, Path(_worker["sandbox"]), cases=cases, seconds=seconds, hostile=True
     )
     try:
         alive = fuzz.memory_count(client) is not None

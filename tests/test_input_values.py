@@ -147,6 +147,13 @@ def test_the_message_says_where_and_how_to_fix_it(mem: Memory) -> None:
     assert mem.count_memories() == 0
 
 
+def test_a_vector_past_float32_is_refused_by_name(mem: Memory) -> None:
+    # float32's largest is about 3.4e38: the cast gives infinity (no numpy warning first).
+    with pytest.raises(InvalidParameterError, match="NaN or infinite") as caught:
+        mem.store_memory("x", vector=[1e40] * 8)
+    assert caught.value.details == {"field": "vector"}
+
+
 def test_a_count_below_zero_gets_a_code_from_the_core(mem: Memory) -> None:
     # Within 64 bits, so it reaches the core, which counts with unsigned integers: the
     # conversion's error is translated, naming the argument PyO3 was converting.

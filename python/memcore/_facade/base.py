@@ -130,7 +130,10 @@ def as_vector(value: Any) -> Vector:
         InvalidParameterError: Not convertible, or not one-dimensional.
     """
     try:
-        array = np.ascontiguousarray(value, dtype=np.float32)
+        # A number past float32's range becomes infinity, which the core refuses by name;
+        # numpy's overflow warning would only precede that error.
+        with np.errstate(over="ignore"):
+            array = np.ascontiguousarray(value, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise invalid("vector", f"vector is not a numeric array: {exc}") from None
     if array.ndim == 2 and array.shape[0] == 1:

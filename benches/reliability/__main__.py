@@ -121,7 +121,8 @@ def run_fuzz(
         failed |= bool(bad) or not tally["server_alive_after"]
         print(
             f"  {tally['tool']}: {tally['cases']} cases in {tally['seconds']:.0f} s, "
-            f"{dict(tally['outcomes'])}" + (f", {bad} BAD" if bad else ""),
+            f"{dict(tally['outcomes'])}, {tally.get('hostile', 0)} holding a value no store "
+            "can take" + (f", {bad} BAD" if bad else ""),
             flush=True,
         )
     return failed

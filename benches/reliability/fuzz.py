@@ -91,6 +91,8 @@ class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     violations: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: Cases holding a value no store can take (``hostile``; each must be refused).
+    hostile: int = 0
 
     @property
     def cases(self) -> int:
@@ -103,6 +105,7 @@ class Tally:
             "outcomes": dict(sorted(self.outcomes.items())),
             "violations": self.violations[:20],
             "seconds": round(self.seconds, 2),
+            "hostile": self.hostile,
         }
 
 
@@ -399,8 +402,10 @@ def fuzz_tool(
             known.append(memory_count(client))
         try:
             outcome = classify(client.call(name, args))
-            if hostile and outcome != "INVALID_PARAMETER" and breaks_the_rules(args):
-                raise AssertionError(f"a value no store can take got {outcome}")
+            if hostile and breaks_the_rules(args):
+                tally.hostile += 1
+                if outcome != "INVALID_PARAMETER":
+                    raise AssertionError(f"a value no store can take got {outcome}")
         except AssertionError as exc:
             tally.violations.append(f"{exc}: {_short(args)}")
             outcome = "violation"

@@ -154,6 +154,18 @@ def test_a_vector_past_float32_is_refused_by_name(mem: Memory) -> None:
     assert caught.value.details == {"field": "vector"}
 
 
+def test_an_over_long_key_is_not_repeated_whole(mem: Memory) -> None:
+    # No id or name is this long: the lookup fails by its code, and the reply (and the
+    # log line of a tool call) does not carry a megabyte back.
+    key = "k" * 1_000_000
+    for call in (lambda: mem.get_memory(key), lambda: mem.get_entity(key)):
+        with pytest.raises(MemcoreError) as caught:
+            call()
+        assert caught.value.code in ("MEMORY_NOT_FOUND", "NOT_FOUND")
+        assert len(str(caught.value)) < 200 and "(1000000 characters)" in str(caught.value)
+        assert len(caught.value.details["id"]) < 200
+
+
 def test_a_count_below_zero_gets_a_code_from_the_core(mem: Memory) -> None:
     # Within 64 bits, so it reaches the core, which counts with unsigned integers: the
     # conversion's error is translated, naming the argument PyO3 was converting.

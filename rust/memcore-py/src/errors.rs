@@ -161,10 +161,10 @@ fn details<'py>(py: Python<'py>, error: &memcore::Error) -> PyResult<Bound<'py, 
     use memcore::Error as E;
     let out = PyDict::new(py);
     match error {
-        E::MemoryNotFound { id } => out.set_item("id", id)?,
+        E::MemoryNotFound { id } => out.set_item("id", memcore::error::shown_key(id))?,
         E::NotFound { kind, id } => {
             out.set_item("kind", kind)?;
-            out.set_item("id", id)?;
+            out.set_item("id", memcore::error::shown_key(id))?;
         }
         E::InvalidParameter { field, .. } => out.set_item("field", field)?,
         E::ValidationFailed { details, .. } => out.set_item("problems", to_python(py, details)?)?,

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A memory id that does not exist in the namespace asked about.
-    #[error("Memory not found: {id}")]
+    #[error("Memory not found: {}", shown_key(.id))]
     MemoryNotFound { id: String },
 
     /// Any other record (entity, observation, document, project…) that does not exist.
-    #[error("{kind} not found: {id}")]
+    #[error("{kind} not found: {}", shown_key(.id))]
     NotFound { kind: &'static str, id: String },
 
     /// A caller-supplied value is out of range or malformed. `message` says what to fix.
@@ -188,12 +188,47 @@ fn postgres_message(error: &postgres::Error) -> String {
     }
 }
 
+/// Longest key (an id, a name) a message repeats whole, in characters.
+const SHOWN_KEY_CHARS: usize = 200;
+
+/// `key` as a message repeats it: whole, or its start and its length when it is
+/// longer than any key memcore makes or accepts (a megabyte of id was repeated
+/// back, into the reply and the log).
+pub fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.char_indices().nth(SHOWN_KEY_CHARS).is_none() {
+        return key.into();
+    }
+    let end = key
+        .char_indices()
+        .nth(SHOWN_KEY_CHARS / 2)
+        .map_or(key.len(), |(i, _)| i);
+    format!("{}… ({} characters)", &key[..end], key.chars().count()).into()
+}
+
 /// Result alias used throughout the core.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_key_is_not_repeated_whole() {
+        let id = "m".repeat(1_000_000);
+        let message = Error::MemoryNotFound { id }.to_string();
+        assert!(message.starts_with("Memory not found: mmm"));
+        assert!(
+            message.ends_with("… (1000000 characters)"),
+            "{}",
+            &message[..200]
+        );
+        assert!(message.len() < 200, "{}", message.len());
+        let short = Error::NotFound {
+            kind: "Entity",
+            id: "Alice".into(),
+        };
+        assert_eq!(short.to_string(), "Entity not found: Alice");
+    }
 
     #[test]
     fn codes_are_stable() {

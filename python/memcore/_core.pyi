@@ -1058,6 +1058,8 @@ class RepairReport:
         cls,
         indexes_rebuilt: bool,
         database_set_aside: str | None,
+        log_set_aside: str | None,
+        lost_writes: int,
         documents: int,
         last_seq: int,
     ) -> RepairReport: ...
@@ -1065,6 +1067,10 @@ class RepairReport:
     def indexes_rebuilt(self) -> bool: ...
     @property
     def database_set_aside(self) -> str | None: ...
+    @property
+    def log_set_aside(self) -> str | None: ...
+    @property
+    def lost_writes(self) -> int: ...
     @property
     def documents(self) -> int: ...
     @property

@@ -197,12 +197,15 @@ def test_a_healthy_store_checks_clean(data_dir: Path) -> None:
     assert json.loads(done.stdout)["ok"] is True
 
 
-def test_check_finds_an_index_out_of_step_and_repair_fixes_it(
+def test_an_index_out_of_step_is_rebuilt_at_open_and_repair_rebuilds_on_demand(
     data_dir: Path, tmp_path: Path
 ) -> None:
     """Injected inconsistency: the index folder of another, smaller store whose watermark
     is behind this one's log (as a stale copy of the folder would be). The open replays
-    the later ops, so counts look plausible, but this store's early documents are absent."""
+    the later ops, so counts look plausible, but this store's early documents are absent:
+    the open samples documents up to the watermark, sees them missing, and rebuilds the
+    indexes from the database with a warning (`check` finds what the sample misses:
+    engine/check.rs, `check_finds_a_document_missing_from_a_live_index`)."""
     ids = fill(data_dir, 20)
     other = tmp_path / "other"
     with memcore.Memory(other, model=None) as mem:
@@ -216,16 +219,13 @@ def test_check_finds_an_index_out_of_step_and_repair_fixes_it(
     shutil.copytree(other / "index", data_dir / "index")
 
     with memcore.Memory(data_dir, model=None) as mem:
-        hits = [h.memory.id for h in mem.search_text("zq0x")]
-        assert ids[0] not in hits, "the injected fault hides memory 0 from search"
-        report = mem.check()
-        assert not report.ok
-        areas = {p.area for p in report.problems}
-        assert {"text", "vectors"} <= areas
-        assert all("memcore repair" in p.fix for p in report.problems)
+        warnings = " ".join(mem._engine.index_status().warnings)
+        assert "text index claimed" in warnings and "vector index claimed" in warnings
+        assert mem.search_text("zq0x")[0].memory.id == ids[0]
+        assert mem.search(vector=vector(5), limit=1)[0].memory.id == ids[5]
+        assert mem.check().ok
     done = cli("check", "--data-dir", str(data_dir))
-    assert done.returncode == 1
-    assert "text" in done.stderr
+    assert done.returncode == 0, done.stderr
 
     done = cli("repair", "--data-dir", str(data_dir))
     assert done.returncode == 0, done.stderr

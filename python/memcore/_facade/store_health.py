@@ -66,11 +66,13 @@ class StoreHealthAPI(FacadeBase):
     def repair_store(path: str | os.PathLike[str], *, accept_empty: bool = False) -> RepairReport:
         """Rebuild the search indexes of the closed store at `path` from its database.
 
-        For a store that will not open: an index folder that cannot be read is removed and
-        rebuilt. A damaged database is refused with the fix (restore a backup) unless
-        `accept_empty`: then an unreadable database is kept aside as
-        ``memcore.db.damaged-<time>`` and the store starts from what remains (empty when
-        nothing does).
+        For a store that will not open: an index folder that cannot be read, or that the
+        database does not explain, is removed and rebuilt once the database checks sound. A
+        damaged database is refused with the fix (restore a backup) unless `accept_empty`:
+        then a write-ahead log damaged in the middle is cut at the damage (a copy kept as
+        ``memcore.db-wal.damaged-<time>``), a database that is unreadable or disagrees
+        with its operation log is kept aside as ``memcore.db.damaged-<time>``, and the store
+        starts from what remains (empty when nothing does).
 
         Args:
             path: The data directory.

@@ -52,8 +52,9 @@ def add_store_commands(commands: Any) -> None:
     repair.add_argument(
         "--accept-empty",
         action="store_true",
-        help="set a damaged database aside (kept as memcore.db.damaged-TIME) and start "
-        "from what remains, possibly empty",
+        help="cut a damaged write-ahead log at the damage (a copy kept as "
+        "memcore.db-wal.damaged-TIME), set a damaged database aside (kept as "
+        "memcore.db.damaged-TIME) and start from what remains, possibly empty",
     )
     add_options(repair, STORE_OPTIONS)
     repair.set_defaults(run=run_repair)
@@ -93,6 +94,16 @@ def run_repair(args: argparse.Namespace) -> int:
     settings = _settings(args)
     report = Memory.repair_store(settings.data_dir, accept_empty=args.accept_empty)
     _print(report.to_dict())
+    if report.log_set_aside is not None:
+        _note(
+            "the write-ahead log was damaged: the writes before the damage were kept, a copy "
+            f"of the damaged log is {report.log_set_aside}"
+        )
+    if report.lost_writes:
+        _note(
+            f"{report.lost_writes} write(s) were lost with the damage; the store keeps every "
+            "record that remained"
+        )
     if report.database_set_aside is not None:
         _note(f"the damaged database was kept as {report.database_set_aside}")
     _note(f"search indexes rebuilt: {report.documents} documents")

@@ -28,7 +28,7 @@ impl PyEngine {
     /// Rebuild the search indexes from the database; writes wait meanwhile.
     ///
     /// Returns:
-    ///     A `RepairReport`: indexes_rebuilt, database_set_aside (None), documents,
+    ///     A `RepairReport`: indexes_rebuilt, database_set_aside and log_set_aside (None), documents,
     ///     last_seq.
     ///
     /// Raises:
@@ -60,11 +60,13 @@ impl PyEngine {
 ///
 /// Args:
 ///     path: The data directory.
-///     accept_empty: Set an unreadable database aside and start from what remains.
+///     accept_empty: Cut a write-ahead log damaged in the middle at the damage (a copy
+///         kept), set an unreadable database aside, and start from what remains.
 ///     text_analyzer: The BM25 analyser (the stored one when None).
 ///
 /// Returns:
-///     A `RepairReport`: indexes_rebuilt, database_set_aside, documents, last_seq.
+///     A `RepairReport`: indexes_rebuilt, database_set_aside, log_set_aside, documents,
+///     last_seq.
 ///
 /// Raises:
 ///     StorageError: The database is damaged (and `accept_empty` is False).

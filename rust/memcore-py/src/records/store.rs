@@ -118,6 +118,13 @@ record! {
         indexes_rebuilt: bool,
         /// Where a damaged database was moved (only with `accept_empty`).
         database_set_aside: Option<String>,
+        /// Where a copy of a damaged write-ahead log was kept before the
+        /// writes past its damage were dropped (only with `accept_empty`).
+        log_set_aside: Option<String>,
+        /// Writes the database had lost (their records or log entries), now
+        /// recorded as lost so the store opens with what remains (only with
+        /// `accept_empty`).
+        lost_writes: u64,
         /// Searchable documents after the rebuild.
         documents: usize,
         /// The highest write (op log seq) in the database.
@@ -132,6 +139,8 @@ impl From<CoreRepair> for RepairReport {
             database_set_aside: r
                 .database_set_aside
                 .map(|p| p.to_string_lossy().into_owned()),
+            log_set_aside: r.log_set_aside.map(|p| p.to_string_lossy().into_owned()),
+            lost_writes: r.lost_writes,
             documents: r.documents,
             last_seq: r.last_seq,
         }

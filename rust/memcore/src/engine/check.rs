@@ -1,8 +1,9 @@
 //! The truth is checked, repaired where it can be, and backed up:
 //!
 //! - every open refuses a database that lost data (see `store::health` for
-//!   the header checks; here the op log must cover what the indexes
-//!   recorded, and damage SQLite reports while the open reads is explained);
+//!   the header and write-ahead log checks, `verify` for the op log against
+//!   the rows and the indexes; here damage SQLite reports while the open
+//!   reads is explained);
 //! - [`Engine::check`] runs `PRAGMA integrity_check` and compares each
 //!   derived index with the rows (counts, and sampled keys looked up);
 //! - [`repair_store`] rebuilds the derived indexes from SQLite, removing a
@@ -17,7 +18,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Engine, EngineOptions, INDEX_DIR};
 use crate::error::{Error, Result};
-use crate::store::{DB_FILE, DirLock, Store, health, oplog};
+use crate::store::{DB_FILE, DirLock, health, oplog};
 use crate::temporal::now_micros;
 
 /// Keys looked up in each index by a check (all of them in smaller stores).
@@ -87,6 +88,13 @@ pub struct RepairReport {
     pub indexes_rebuilt: bool,
     /// Where a damaged database was moved (only with `accept_empty`).
     pub database_set_aside: Option<PathBuf>,
+    /// Where a copy of a damaged write-ahead log was kept before the writes
+    /// past its damage were dropped (only with `accept_empty`).
+    pub log_set_aside: Option<PathBuf>,
+    /// Writes the database had lost (their records or their log entries),
+    /// now recorded as lost so the store opens with what remains (only with
+    /// `accept_empty`).
+    pub lost_writes: u64,
     /// Searchable documents after the rebuild.
     pub documents: usize,
     /// The op log's highest seq.
@@ -97,23 +105,6 @@ pub struct RepairReport {
 /// a store held its schema (so a missing database beside them is a loss).
 pub fn indexes_exist(dir: &Path) -> bool {
     std::fs::read_dir(dir.join(INDEX_DIR)).is_ok_and(|mut entries| entries.next().is_some())
-}
-
-/// Refuse a database whose op log ends before the seq the indexes cover:
-/// writes the indexes saw are gone from the truth (a truncated file, or
-/// one replaced by an older copy while the indexes stayed).
-pub fn ensure_log_covers(store: &Store, covered: i64) -> Result<()> {
-    let last = oplog::last_seq(&*store.reader()?)?;
-    if last < covered {
-        return Err(health::damaged(
-            &store.db_path(),
-            &format!(
-                "ends at write {last}, but its search indexes cover writes up to {covered}: \
-                 it lost writes (truncated, or replaced by an older copy)"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Explain damage SQLite reported while opening: the same error and fix
@@ -268,9 +259,13 @@ impl Engine {
 /// A store that opens has its indexes rebuilt in place; an index folder
 /// that cannot be opened is removed, and rebuilt by the open that follows
 /// (it is derived: nothing is lost). A damaged database is refused with
-/// the fix, unless `accept_empty`: then an unreadable database is moved
-/// aside (kept as `memcore.db.damaged-<time>`) and the store starts from
-/// what remains.
+/// the fix, unless `accept_empty`: then a write-ahead log damaged in the
+/// middle is cut there (a copy kept as `memcore.db-wal.damaged-<time>`),
+/// an unreadable database is moved aside (kept as
+/// `memcore.db.damaged-<time>`), the operation log of a readable one that
+/// lost writes is made to agree with the rows that remain, and the store
+/// starts from what remains. An index folder the database does not explain
+/// is rebuilt once the database checks sound.
 pub fn repair_store(
     dir: &Path,
     options: &EngineOptions,
@@ -293,6 +288,9 @@ pub fn repair_store(
             engine.rebuild_indexes()?;
             return finish(&engine, report);
         }
+        // An index the database does not explain: the database is checked
+        // below, and if it is sound the indexes are rebuilt from it.
+        Err(Error::Damaged { path, .. }) if path == dir.join(INDEX_DIR) => {}
         Err(e @ Error::Damaged { .. }) if !accept_empty => return Err(e),
         Err(e @ Error::ResourceBusy { .. }) => return Err(e),
         Err(_) => {}
@@ -300,6 +298,9 @@ pub fn repair_store(
     {
         // Nobody opens the store while its files move.
         let _lock = DirLock::acquire(dir)?;
+        if accept_empty && health::log_damage(&db).is_some() {
+            report.log_set_aside = Some(cut_log_at_damage(&db)?);
+        }
         if !database_readable(&db) {
             if !accept_empty {
                 return Err(health::damaged(
@@ -320,6 +321,14 @@ pub fn repair_store(
                 report.database_set_aside = Some(aside);
             }
             let _ = std::fs::remove_file(health::shm_path(&db));
+        } else if let Err(disagreement) = log_agrees(&db) {
+            if !accept_empty {
+                return Err(disagreement);
+            }
+            let mut conn = Connection::open(&db)?;
+            let tx = conn.transaction()?;
+            report.lost_writes = super::verify::settle_log(&tx)?;
+            tx.commit()?;
         }
         let index = dir.join(INDEX_DIR);
         if index.exists() {
@@ -336,6 +345,24 @@ fn finish(engine: &Engine, mut report: RepairReport) -> Result<RepairReport> {
     report.documents = engine.index_status().documents;
     report.last_seq = oplog::last_seq(&*engine.store.reader()?)?;
     Ok(report)
+}
+
+/// Keep a copy of the damaged write-ahead log beside it, then let SQLite
+/// recover what comes before the damage and fold it into the database
+/// (the log is emptied). Returns where the copy is.
+fn cut_log_at_damage(db: &Path) -> Result<PathBuf> {
+    let wal = health::wal_path(db);
+    let aside = sibling(&wal, &format!(".damaged-{}", now_micros()));
+    std::fs::copy(&wal, &aside).map_err(|e| Error::io(&wal, e))?;
+    let conn = Connection::open(db)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(aside)
+}
+
+/// Whether the database's rows agree with its operation log (see `verify`).
+fn log_agrees(db: &Path) -> Result<()> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    super::verify::log_agrees(&conn, db)
 }
 
 /// Whether the database file is whole and SQLite finds it sound.
@@ -429,6 +456,23 @@ mod tests {
         let restored = open(into.path());
         assert_eq!(restored.count_memories("default").unwrap(), 20);
         assert!(restored.check().unwrap().is_ok());
+    }
+
+    #[test]
+    fn check_finds_a_document_missing_from_a_live_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 20);
+        // A document lost by the text index while the store is open (what
+        // the open's sample cannot see).
+        engine.indexes.text.delete(7).unwrap();
+        engine.indexes.text.commit(20).unwrap();
+        let report = engine.check().unwrap();
+        let areas: Vec<&str> = report.problems.iter().map(|p| p.area.as_str()).collect();
+        assert_eq!(areas, ["text"], "{report:?}");
+        assert!(report.problems[0].fix.contains("memcore repair"));
+        engine.repair().unwrap();
+        assert!(engine.check().unwrap().is_ok());
     }
 
     #[test]

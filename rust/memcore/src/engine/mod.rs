@@ -40,6 +40,7 @@ mod thread_prior;
 mod thread_spread;
 mod turn_claims;
 mod upkeep;
+mod verify;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -224,7 +225,8 @@ impl Engine {
         let dim = embedding::stored_dim(&*store.reader()?)?;
         let (indexes, text_seq, vector_seq) =
             Indexes::open(dir, &analyzer, dim, options.hnsw, index_read_only)?;
-        check::ensure_log_covers(&store, text_seq.max(vector_seq))?;
+        let (text_seq, vector_seq) =
+            verify::at_open(&store, &indexes, text_seq, vector_seq, index_read_only)?;
         let indexes = Arc::new(indexes);
         // Beside a live writer the catalog may hold less than the replay
         // below reaches: a follower starts from what it holds.

@@ -41,6 +41,14 @@ impl Engine {
                     tx.execute(&format!("DELETE FROM {table}"), [])?;
                 }
                 tx.execute("DELETE FROM oplog", [])?;
+                // The log is emptied below its sequence: mark it compacted
+                // there, as maintenance does (see `verify`, `follow`).
+                let through = oplog::last_seq(tx)?;
+                meta::set(
+                    tx,
+                    super::upkeep::LOG_COMPACTED_THROUGH,
+                    &through.to_string(),
+                )?;
                 tx.execute(
                     "DELETE FROM meta WHERE key IN (?1, ?2)",
                     [meta::EMBEDDING_MODEL, meta::EMBEDDING_DIM],

@@ -9,6 +9,11 @@
 //! SQLite's, or a file shorter than the page count its header records, is
 //! refused with [`Error::Damaged`].
 //!
+//! The write-ahead log beside it is read too, frame by frame, as SQLite
+//! will read it (see `super::wal`): a damaged frame followed by committed
+//! ones would make SQLite drop those commits silently, so that open is
+//! refused instead.
+//!
 //! What is *not* run on every open: `PRAGMA quick_check` reads every page
 //! (0.1 s warm, seconds cold, for a 200 MB store of 100k memories with
 //! embeddings), which would eat most of the 2 s reopen budget and pull the
@@ -23,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::ErrorCode;
 
+use super::wal::{self, WalReport};
 use crate::error::Error;
 
 /// SQLite's file header starts with these 16 bytes.
@@ -122,7 +128,7 @@ fn sibling(db_path: &Path, suffix: &str) -> PathBuf {
 /// index folder to start over is a fair thing for an operator to do.)
 pub fn ensure_whole(db_path: &Path, held_data: bool) -> Result<(), Error> {
     match inspect(db_path) {
-        FileState::Whole => Ok(()),
+        FileState::Whole => ensure_log_whole(db_path),
         FileState::Empty if !held_data && file_len(&wal_path(db_path)) == 0 => Ok(()),
         FileState::Empty => Err(damaged(
             db_path,
@@ -140,6 +146,75 @@ pub fn ensure_whole(db_path: &Path, held_data: bool) -> Result<(), Error> {
     }
 }
 
+/// Refuse a write-ahead log SQLite would cut short: one with committed
+/// frames past a damaged one (see `super::wal`). A writer of another
+/// process appending or restarting the log while it is read could make a
+/// sound log look damaged for a moment, so damage is confirmed by a second
+/// reading before the open is refused.
+pub fn ensure_log_whole(db_path: &Path) -> Result<(), Error> {
+    let Some(first) = log_damage(db_path) else {
+        return Ok(());
+    };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    match log_damage(db_path) {
+        Some(again) if again == first => Err(damaged_log(db_path, &again)),
+        _ => Ok(()),
+    }
+}
+
+/// The WAL's report when it would lose commits (unreadable files are left
+/// to SQLite, which says what is wrong with them).
+pub fn log_damage(db_path: &Path) -> Option<WalReport> {
+    let page_size = page_size(db_path)?;
+    let report = wal::inspect(&wal_path(db_path), page_size).ok()??;
+    report.loses_commits().then_some(report)
+}
+
+/// The database's page size, from its header.
+fn page_size(db_path: &Path) -> Option<usize> {
+    let mut header = [0u8; HEADER_LEN];
+    File::open(db_path).ok()?.read_exact(&mut header).ok()?;
+    if &header[..16] != MAGIC {
+        return None;
+    }
+    Some(match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => usize::from(n),
+    })
+}
+
+/// The error for a write-ahead log that would lose committed writes.
+fn damaged_log(db_path: &Path, report: &WalReport) -> Error {
+    let dir = db_path.parent().unwrap_or(Path::new("."));
+    let wal = wal_path(db_path);
+    let at = report.first_bad.map_or(0, |f| f + 1);
+    let what = if report.header_damaged {
+        "its header is damaged, so SQLite would ignore every frame".to_owned()
+    } else {
+        format!(
+            "frame {at} of {} fails SQLite's checksum, so SQLite would end the log at frame {}",
+            report.frames, report.kept
+        )
+    };
+    Error::Damaged {
+        path: wal.clone(),
+        message: format!(
+            "The write-ahead log {wal} of the memcore database {db} is damaged: {what}, and \
+             drop {n} committed write(s) after the damage without a word. It was not opened, \
+             so nothing more is lost. To recover, restore a backup made by `memcore backup` \
+             (copy it over {db}, delete {wal} and {index}), or run `memcore repair \
+             --accept-empty --data-dir {dir}` to keep the writes before the damage (the \
+             damaged log is kept beside it); then `memcore check --data-dir {dir}` says \
+             whether the store is sound.",
+            wal = wal.display(),
+            db = db_path.display(),
+            n = report.dropped_commits,
+            index = dir.join("index").display(),
+            dir = dir.display(),
+        ),
+    }
+}
+
 /// The error for a damaged database: what is wrong with which file, and
 /// the two ways out (a backup, or starting empty on purpose).
 pub fn damaged(db_path: &Path, what: &str) -> Error {
@@ -151,7 +226,8 @@ pub fn damaged(db_path: &Path, what: &str) -> Error {
              lost. To recover, restore a backup made by `memcore backup`: copy it over \
              {db} and delete {index} so the search indexes rebuild from it. To start \
              empty on purpose, run `memcore repair --accept-empty --data-dir {dir}` (it \
-             keeps the damaged file beside it) or delete {index}.",
+             keeps the damaged file beside it) or delete {index}; `memcore check --data-dir \
+             {dir}` then says whether the store is sound.",
             db = db_path.display(),
             index = dir.join("index").display(),
             dir = dir.display(),

@@ -37,6 +37,7 @@ pub mod relations;
 mod schema;
 pub mod table;
 pub mod vectors;
+pub mod wal;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

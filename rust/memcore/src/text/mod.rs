@@ -247,6 +247,29 @@ impl TextIndex {
         Ok(state.pending.contains(key) || self.holds(&state.searcher, key)?)
     }
 
+    /// Whether the committed snapshot holds the live document `key` with
+    /// `term` (a scoped term, as [`TextIndex::scoped_terms`] gives) among its
+    /// terms: the open samples documents with it, so another store's index
+    /// whose keys happen to match is told apart by content.
+    pub fn holds_term(&self, key: u64, term: &str) -> Result<bool> {
+        let by_key: Box<dyn Query> = Box::new(TermQuery::new(
+            Term::from_field_u64(self.key, key),
+            IndexRecordOption::Basic,
+        ));
+        let by_term: Box<dyn Query> = Box::new(TermQuery::new(
+            Term::from_field_text(self.body, term),
+            IndexRecordOption::Basic,
+        ));
+        let query = BooleanQuery::new(vec![(Occur::Must, by_key), (Occur::Must, by_term)]);
+        let found = self
+            .state
+            .read()
+            .searcher
+            .search(&query, &tantivy::collector::Count)
+            .map_err(|e| tantivy_err("lookup", &e))?;
+        Ok(found > 0)
+    }
+
     /// Whether a committed snapshot holds the live document `key`.
     fn holds(&self, searcher: &Searcher, key: u64) -> Result<bool> {
         let query = TermQuery::new(

@@ -142,8 +142,11 @@ class Backend:
 
     def store_dir(self, data_dir: Path) -> Path:
         """Where a store opened on `data_dir` keeps its files: on PostgreSQL without a
-        replica_dir (local mode), the replica is the `replica` folder inside it."""
-        return data_dir / "replica" if self.on_postgres else data_dir
+        replica_dir (local mode), the replica is its database's own folder inside it,
+        ``replica/<identity>``."""
+        if not self.on_postgres:
+            return data_dir
+        return data_dir / "replica" / _core.database_key(self.database("local mode"))
 
     def _check_truth(self, replica: Path, url: str) -> None:
         """Every table of a closed node's replica holds as many rows as PostgreSQL's:

@@ -249,7 +249,16 @@ def test_a_database_url_makes_the_store_a_postgresql_node(tmp_path: Path) -> Non
     env = {"MEMCORE_DATABASE_URL": url, "MEMCORE_DATA_DIR": str(tmp_path / "replica")}
     kwargs = _settings([], env, names=STORE_OPTIONS).memory_kwargs()
     assert (kwargs["path"], kwargs["replica_dir"]) == (url, tmp_path / "replica")
+    assert kwargs["replica_rebuild"] is False
     assert "replica_dir" not in _settings([], {}, names=STORE_OPTIONS).memory_kwargs()
+    # No data directory named: the replica is the database's own folder (Memory keys it
+    # by the database's identity), never a folder another database's node may share.
+    kwargs = _settings(["--database-url", url], {}, names=STORE_OPTIONS).memory_kwargs()
+    assert kwargs["replica_dir"] is None
+    kwargs = _settings(["--database-url", url, "--replica-rebuild"], {}).memory_kwargs()
+    assert kwargs["replica_rebuild"] is True
+    with pytest.raises(SettingsError, match=r"--replica-rebuild .* pass --database-url"):
+        _settings(["--replica-rebuild"])
     # The password never reaches the start-up log line.
     assert describe(_settings(["--database-url", url]))["database_url"] == (
         "postgresql://memcore:***@db.example:5432/memory"

@@ -70,9 +70,11 @@ __all__ = [
     "ValidationFailedError",
     "VersionTouch",
     "__version__",
+    "database_key",
     "namespace_bucket",
     "parse_namespace_range",
     "repair_store",
+    "reset_replica",
     "snippet_of",
     "turn_vector_text",
 ]
@@ -113,6 +115,14 @@ def namespace_bucket(namespace: str, buckets: int) -> int:
 
 def parse_namespace_range(text: str) -> tuple[int, int, int]:
     """`(lo, hi, buckets)` of `LO-HI/BUCKETS`; InvalidParameterError otherwise."""
+
+def database_key(database_url: str) -> str:
+    """The name of the default replica folder of the PostgreSQL database at `database_url`:
+    its identity (system identifier, oid, memcore's id of it), so no two databases share
+    one."""
+
+def reset_replica(path: str | PathLike[str]) -> list[str]:
+    """Empty a PostgreSQL node's replica folder (never a SQLite store); the paths removed."""
 
 _Vector = npt.NDArray[np.float32]
 _Metadata = dict[str, Any] | list[Any] | str | int | float | bool | None
@@ -1293,6 +1303,7 @@ class Engine:
         namespaces: list[str] | None = None,
         namespace_range: str | None = None,
         shared: bool = True,
+        replica_rebuild: bool = False,
     ) -> Engine:
         """Open a store; `shared` (SQLite): other processes may write it too."""
     def close(self) -> None: ...

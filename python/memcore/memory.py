@@ -27,7 +27,7 @@ from memcore._facade.graph import GraphAPI
 from memcore._facade.graph_libraries import GraphLibrariesAPI
 from memcore._facade.maintenance import MaintenanceAPI
 from memcore._facade.pending_vectors import VectorBackfill
-from memcore._facade.store_health import StoreHealthAPI
+from memcore._facade.store_health import StoreHealthAPI, default_replica_dir
 from memcore._facade.turn_lifecycle import TurnLifecycleAPI
 from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
 from memcore._facade.turn_settings import TurnSettings
@@ -100,7 +100,14 @@ class Memory(
             Only when loading failed or this wait ran out does the call raise
             EmbeddingError, whose message and details say why and how to fix it.
         replica_dir: With a PostgreSQL URL: the node's local replica folder
-            (default: ``replica`` inside the data directory path=None resolves).
+            (default: ``replica/<identity>`` inside the data directory path=None
+            resolves, where the identity names the database: its system identifier,
+            oid and memcore's id of it, so no two databases share a folder). A replica
+            records the database it copies: opened on another one it is refused with
+            StorageError, and two nodes never share one (ResourceBusyError).
+        replica_rebuild: With a PostgreSQL URL: a replica that is another database's
+            copy, holds writes its database lost, or is damaged, is emptied and built
+            again from the database instead of refused.
         namespaces: With a PostgreSQL URL: the namespaces this node serves
             (default: all); writes to others are refused.
         namespace_range: With a PostgreSQL URL, instead of ``namespaces``:
@@ -145,6 +152,7 @@ class Memory(
         replica_dir: str | os.PathLike[str] | None = None,
         namespaces: Sequence[str] | None = None,
         namespace_range: str | None = None,
+        replica_rebuild: bool = False,
         fact_extractor: FactExtractor | None = None,
         fact_extractor_timeout: float = 10.0,
         recent_context_items: int | None = None,
@@ -165,20 +173,20 @@ class Memory(
                 "replica_dir": replica_dir,
                 "namespaces": namespaces,
                 "namespace_range": namespace_range,
+                "replica_rebuild": replica_rebuild or None,
             }
             given = [name for name, value in node_options.items() if value is not None]
             if given:
                 raise invalid(
                     given[0],
-                    "replica_dir, namespaces and namespace_range configure a PostgreSQL "
-                    "node; pass a postgresql://… URL as path, or leave them out.",
+                    "replica_dir, namespaces, namespace_range and replica_rebuild configure a "
+                    "PostgreSQL node; pass a postgresql://… URL as path, or leave them out.",
                 )
             data_dir, root = resolve_data_dir(path, mode, project_root)
         elif replica_dir is not None:
             data_dir, root = resolve_data_dir(replica_dir, mode, project_root)
         else:
-            base, root = resolve_data_dir(None, mode, project_root)
-            data_dir = base / "replica"
+            data_dir, root = default_replica_dir(database_url, mode, project_root)
         if isinstance(namespaces, str):
             raise invalid("namespaces", "namespaces must be a list of names, not one string.")
         # Checked before the store opens: a bad setting fails at start, not on a turn.
@@ -207,11 +215,11 @@ class Memory(
             database_url=database_url,
             namespaces=None if namespaces is None else list(namespaces),
             namespace_range=namespace_range,
+            replica_rebuild=replica_rebuild,
         )
-        # A node serving some namespaces refuses the others on every call, reads too.
-        self._serves_subset = database_url is not None and (
-            namespaces is not None or namespace_range is not None
-        )
+        # A node checks every call's namespace: one serving some namespaces refuses the
+        # others, and one that found another database behind its URL refuses them all.
+        self._checks_node = database_url is not None
         # Damaged index files set aside at open, rebuilds under way: say so once.
         for warning in self._engine.index_status().warnings:
             _log.warning("%s: %s", data_dir, warning)

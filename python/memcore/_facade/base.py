@@ -56,10 +56,11 @@ class FacadeBase:
     _embeddings: EmbeddingService | None
     # The automatic path's settings (memory.py): tiers' retention, compaction, maintenance.
     _turn_settings: TurnSettings
-    # A PostgreSQL node serving only some namespaces (memory.py sets it): the
-    # others are refused, so a tenant routed to the wrong node gets an error
-    # naming the fix instead of an empty store.
-    _serves_subset: bool = False
+    # A PostgreSQL node (memory.py sets it): every call's namespace is checked, so a
+    # tenant routed to a node that does not serve it gets an error naming the fix
+    # instead of an empty store, and a node that found another database behind its URL
+    # serves nothing of its replica.
+    _checks_node: bool = False
     # Attaches vectors to memories stored while the model was not ready (memory.py).
     _backfill: VectorBackfill | None = None
 
@@ -68,9 +69,10 @@ class FacadeBase:
 
         Raises:
             InvalidParameterError: A node serving some namespaces, not this one.
+            StorageError: A node whose database was replaced since it opened.
         """
         name = self._namespace if namespace is None else namespace
-        if self._serves_subset:
+        if self._checks_node:
             self._engine.check_served(name)
         return name
 

@@ -3,16 +3,21 @@
 SQLite is the only durable truth; the search indexes are derived from it. `check` says
 whether either is damaged, `repair` rebuilds the indexes from the database (`repair_store`
 for a closed store that will not open), and `backup` copies the database while writers go
-on, so an operator never copies a live store by hand.
+on, so an operator never copies a live store by hand. A PostgreSQL node's replica is a
+copy of its database, kept in a folder of that database's own (`default_replica_dir`);
+`reset_replica` empties one so the next open builds it again from the database.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from memcore import _core
 from memcore._facade.base import FacadeBase
+from memcore.config import resolve_data_dir
+from memcore.errors import invalid
 from memcore.records.store import BackupReport, RepairReport, StoreCheck
 
 
@@ -84,3 +89,56 @@ class StoreHealthAPI(FacadeBase):
             NotFoundError: There is no store at `path`.
         """
         return _core.repair_store(str(Path(path)), accept_empty=accept_empty)
+
+    @staticmethod
+    def reset_replica(
+        replica_dir: str | os.PathLike[str] | None = None,
+        *,
+        database_url: str | None = None,
+        mode: Literal["global", "local"] = "global",
+        project_root: str | os.PathLike[str] | None = None,
+    ) -> list[str]:
+        """Empty a PostgreSQL node's replica folder (``memcore replica reset``): its copy
+        of the database and its search indexes go, and the next open builds them again
+        from the database. Only a replica is emptied, never a SQLite store (its own truth).
+
+        Args:
+            replica_dir: The replica folder; None: the default folder of `database_url`'s
+                database (``replica/<identity>`` in the data directory).
+            database_url: The database whose default replica folder to empty.
+            mode, project_root: Where the data directory is, as for ``Memory``.
+
+        Returns:
+            The paths removed (empty when the folder held no replica).
+
+        Raises:
+            InvalidParameterError: Neither argument, or the folder is a SQLite store.
+            ResourceBusyError: A node (or another process) has the folder open.
+            StorageError: The database cannot be reached (default folder only).
+        """
+        if replica_dir is None:
+            if database_url is None:
+                raise invalid(
+                    "replica_dir",
+                    "Name the replica: its folder, or the database_url whose default "
+                    "replica folder to empty.",
+                )
+            replica_dir, _ = default_replica_dir(database_url, mode, project_root)
+        return _core.reset_replica(str(Path(replica_dir)))
+
+
+def default_replica_dir(
+    database_url: str,
+    mode: Literal["global", "local"] = "global",
+    project_root: str | os.PathLike[str] | None = None,
+) -> tuple[Path, Path | None]:
+    """The default replica folder of a node of the database at `database_url`, and the
+    project root in local mode: ``replica/<identity>`` inside the data directory, the
+    identity read from the database (docs/scale-out.md, "A replica knows its database"),
+    so no two databases ever share a replica folder.
+
+    Raises:
+        StorageError: The database cannot be reached.
+    """
+    base, root = resolve_data_dir(None, mode, project_root)
+    return base / "replica" / _core.database_key(database_url), root

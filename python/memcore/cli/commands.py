@@ -41,6 +41,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
 from memcore.cli.models import show_models
+from memcore.cli.replica import add_replica_commands
 from memcore.cli.settings import (
     DEFAULT_BUCKETS,
     STORE_OPTIONS,
@@ -124,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     _index_command(commands)
     _code_commands(commands)
     add_store_commands(commands)  # check, repair, backup (memcore/cli/store.py)
+    add_replica_commands(commands)  # replica reset (memcore/cli/replica.py)
     _auth_commands(commands)
     _namespace_bucket_command(commands)
     return parser

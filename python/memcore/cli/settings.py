@@ -53,6 +53,10 @@ class Settings:
     database_url: str | None = None
     namespaces: tuple[str, ...] | None = None
     namespace_range: str | None = None
+    replica_rebuild: bool = False
+    #: With --database-url: the replica folder, when --data-dir / MEMCORE_DATA_DIR names
+    #: it; None keeps the default, ``replica/<identity>`` inside the data directory.
+    replica_dir: Path | None = None
     model: str | None = "minilm"
     model_path: Path | None = None
     cache_size: int = 1000
@@ -95,17 +99,19 @@ class Settings:
 
     def memory_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``memcore.Memory`` with these settings. With a
-        database URL the store is a node of that PostgreSQL database, and the data
-        directory holds the node's replica. With a project root the store is in local
-        mode: document ids are relative to the root."""
+        database URL the store is a node of that PostgreSQL database: a data directory
+        given explicitly is the node's replica, otherwise the replica is the database's
+        own folder under the default data directory (``replica/<identity>``). With a
+        project root the store is in local mode: document ids are relative to the root."""
         where: dict[str, Any] = (
             {"path": self.data_dir}
             if self.database_url is None
             else {
                 "path": self.database_url,
-                "replica_dir": self.data_dir,
+                "replica_dir": self.replica_dir,
                 "namespaces": None if self.namespaces is None else list(self.namespaces),
                 "namespace_range": self.namespace_range,
+                "replica_rebuild": self.replica_rebuild,
             }
         )
         if self.project_root is not None:
@@ -407,6 +413,14 @@ OPTIONS: dict[str, Option] = {
             "LIST",
         ),
         Option(
+            "replica_rebuild",
+            parse_bool,
+            "with --database-url: rebuild from the database a replica that is another "
+            "database's copy, holds writes the database lost, or is damaged, instead of "
+            "refusing to start",
+            is_flag=True,
+        ),
+        Option(
             "namespace_range",
             _namespace_range,
             "with --database-url, instead of --namespaces: serve the namespaces whose bucket "
@@ -503,6 +517,7 @@ STORE_OPTIONS = (
     "database_url",
     "namespaces",
     "namespace_range",
+    "replica_rebuild",
     "model",
     "model_path",
     "cache_size",
@@ -567,6 +582,10 @@ def resolve(
             values[name] = raw if isinstance(raw, bool) else _parse(option, raw, option.flag)
         elif (text := environ.get(option.env)) is not None and text.strip():
             values[name] = _parse(option, text, option.env)
+    if values.get("database_url") is not None and "data_dir" in values:
+        # A data directory named explicitly is the node's replica; otherwise Memory keys
+        # the default by the database's identity, so no two databases share one.
+        values["replica_dir"] = values["data_dir"]
     root = values.get("project_root")
     if root is not None and given.get("data_dir") is None:
         # As Memory(mode="local") does: the project's store, unless --data-dir names
@@ -594,6 +613,10 @@ def _check_combinations(settings: Settings) -> None:
         raise SettingsError("Use --force-model or --reset-memory, not both.")
     if settings.read_only and settings.reset_memory:
         raise SettingsError("--reset-memory needs write access; drop --read-only.")
+    if settings.replica_rebuild and settings.database_url is None:
+        raise SettingsError(
+            "--replica-rebuild rebuilds a PostgreSQL node's replica; pass --database-url too."
+        )
     if settings.namespaces is not None and settings.database_url is None:
         raise SettingsError(
             "--namespaces selects what a PostgreSQL node serves; pass --database-url too."

@@ -64,14 +64,20 @@ impl PyEngine {
     ///     namespaces: The namespaces a node serves (None: all of them).
     ///     namespace_range: Instead of `namespaces`, `LO-HI/BUCKETS`: the
     ///         namespaces whose memcore bucket is in that range.
+    ///     replica_rebuild: On a node, empty and rebuild from the database a
+    ///         replica that is another database's copy, holds writes the
+    ///         database lost, or is damaged, instead of refusing it.
     ///
     /// Raises:
     ///     ResourceBusyError: Another process has the directory open for writing.
-    ///     StorageError: The database at `database_url` cannot be reached.
+    ///     StorageError: The database at `database_url` cannot be reached, or
+    ///         the replica at `path` is another database's (or damaged) and
+    ///         `replica_rebuild` is False.
     #[new]
     #[pyo3(signature = (
         path, *, read_only = false, durability = "normal", text_analyzer = None,
-        database_url = None, namespaces = None, namespace_range = None, shared = true
+        database_url = None, namespaces = None, namespace_range = None, shared = true,
+        replica_rebuild = false
     ))]
     #[allow(clippy::too_many_arguments)] // one per Python keyword argument
     fn new(
@@ -84,6 +90,7 @@ impl PyEngine {
         namespaces: Option<Vec<String>>,
         namespace_range: Option<String>,
         shared: bool,
+        replica_rebuild: bool,
     ) -> BindResult<Self> {
         let options = EngineOptions {
             read_only,
@@ -91,6 +98,7 @@ impl PyEngine {
             text_analyzer,
             // A PostgreSQL node's replica has one writer: the node.
             shared: shared && database_url.is_none(),
+            replica_rebuild,
             ..EngineOptions::default()
         };
         let engine = match database_url {

@@ -49,6 +49,8 @@ mod _core {
     use crate::conversation::turn_vector_text;
     #[pymodule_export]
     use crate::placement::{namespace_bucket, parse_namespace_range};
+    #[pymodule_export]
+    use crate::replication::{database_key, reset_replica};
 
     // The records the engine returns (records/).
     #[pymodule_export]

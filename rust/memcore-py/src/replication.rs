@@ -5,6 +5,7 @@
 //! node's write of its namespace is run again rather than refused.
 
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -13,7 +14,7 @@ use memcore::Engine;
 use memcore::pg::ship::{Outcome, Position};
 
 use crate::engine::PyEngine;
-use crate::errors::{BindError, BindResult, run};
+use crate::errors::{BindError, BindResult, run, run_unbound};
 
 thread_local! {
     /// The log position of the calling thread's last write through
@@ -124,4 +125,40 @@ impl PyEngine {
             engine.wait_for_seq(namespace, min_seq, timeout)
         })
     }
+}
+
+/// The name of the default replica folder of the PostgreSQL database at
+/// `database_url`: its identity (system identifier, oid, and the id memcore
+/// gives the database, written into it first if it has none), so two
+/// databases never share a replica folder.
+///
+/// Raises:
+///     StorageError: The database cannot be reached.
+///     InvalidParameterError: Not a PostgreSQL URL.
+#[pyfunction]
+pub fn database_key(py: Python<'_>, database_url: &str) -> BindResult<String> {
+    run_unbound(py, || memcore::engine::database_key(database_url))
+}
+
+/// Empty the replica folder of a PostgreSQL node (`memcore replica reset`):
+/// its copy of the database and its indexes, which the next open builds again
+/// from PostgreSQL. A SQLite store (its own truth) is never touched.
+///
+/// Args:
+///     path: The node's replica folder.
+///
+/// Returns:
+///     The files and folders removed (empty when there was no replica).
+///
+/// Raises:
+///     ResourceBusyError: A node (or another process) has the folder open.
+///     InvalidParameterError: The folder holds a SQLite store, not a replica.
+#[pyfunction]
+pub fn reset_replica(py: Python<'_>, path: PathBuf) -> BindResult<Vec<String>> {
+    let reset = run_unbound(py, || memcore::engine::reset_replica(&path))?;
+    Ok(reset
+        .removed
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
 }

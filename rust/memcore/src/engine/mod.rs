@@ -77,7 +77,7 @@ pub use memories::MAX_LIST_LIMIT;
 pub use overview::{DirEntry, top_terms};
 pub use pending_vectors::PendingMemory;
 #[cfg(feature = "postgres")]
-pub use pg_mode::{MIN_SEQ_WAIT, Written};
+pub use pg_mode::{MIN_SEQ_WAIT, ReplicaReset, Written, database_key, reset_replica};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
 pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, THREAD_PRIOR};
@@ -122,6 +122,10 @@ pub struct EngineOptions {
     /// Other processes may open the store for writing too (`sharing`): each
     /// follows the others' writes, and one of them owns the index files.
     pub shared: bool,
+    /// On a PostgreSQL node: a replica that is another database's copy,
+    /// holds writes its database lost, or is damaged, is emptied and built
+    /// again from the database instead of refused (`--replica-rebuild`).
+    pub replica_rebuild: bool,
 }
 
 /// Sizes and health of the derived indexes.

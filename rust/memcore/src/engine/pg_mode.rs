@@ -16,7 +16,7 @@
 //! Reads stay local. A read that must see a given write passes that write's
 //! `(namespace, seq)` to [`Engine::wait_for_seq`] first.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,12 +24,13 @@ use std::time::Duration;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::follow::{self, Followed};
-use super::{Engine, EngineOptions};
+use super::{Engine, EngineOptions, INDEX_DIR};
 use crate::error::{Error, Result};
 use crate::pg::capture::Capture;
+use crate::pg::identity::{self, Expected, Identity};
 use crate::pg::ship::{Outcome, Position, Shipper};
 use crate::pg::{self, Apply, FollowOptions, Follower, LogEntry, Namespaces, bootstrap, replica};
-use crate::store::{Store, StoreOptions, meta, oplog};
+use crate::store::{DB_FILE, DirLock, Store, StoreOptions, health as store_health, meta, oplog};
 
 /// How long a read waits for its `min_seq` by default before it fails with
 /// `RESOURCE_BUSY` (docs/scale-out.md, "Read your writes across nodes").
@@ -44,6 +45,10 @@ pub(super) struct PgNode {
     follower: Follower,
     /// The store's write hook, kept to lock a namespace ahead of a retry.
     shipper: Arc<Shipper>,
+    /// The database the replica copies, which every connection must reach.
+    expected: Arc<Expected>,
+    /// The replica folder is this node's alone while it runs.
+    _lock: ReplicaLock,
 }
 
 /// A write's value and, on a PostgreSQL node, its position in the log.
@@ -72,12 +77,32 @@ impl Engine {
                  reads never wait for a writer).",
             ));
         }
+        std::fs::create_dir_all(replica_dir).map_err(|e| Error::io(replica_dir, e))?;
+        let lock = ReplicaLock::acquire(replica_dir)?;
         let mut client = pg::connect(url)?;
-        prepare_replica(&mut client, replica_dir, &namespaces, options)?;
+        let identity = Identity::claim(&mut client)?;
+        let rebuilt = |e: &Error| options.replica_rebuild && refuses_replica(e, replica_dir);
+        match prepare_replica(&mut client, replica_dir, &namespaces, options, &identity) {
+            Err(e) if rebuilt(&e) => {
+                reset_replica(replica_dir)?;
+                prepare_replica(&mut client, replica_dir, &namespaces, options, &identity)?;
+            }
+            other => other?,
+        }
         drop(client);
-        let mut engine = Engine::open(replica_dir, options)?;
+        let mut engine = match Engine::open(replica_dir, options) {
+            Err(e) if rebuilt(&e) => {
+                reset_replica(replica_dir)?;
+                let mut client = pg::connect(url)?;
+                prepare_replica(&mut client, replica_dir, &namespaces, options, &identity)?;
+                Engine::open(replica_dir, options)?
+            }
+            other => other?,
+        };
+        let expected = Expected::new(identity, replica_dir);
         let capture = Capture::install(&*engine.store.writer()?)?;
         let shipper = Arc::new(Shipper::new(url, capture.clone(), namespaces.clone())?);
+        shipper.expect(expected.clone());
         engine.store.set_hook(Box::new(shipper.clone()))?;
         let positions = replica::positions(&*engine.store.reader()?)?;
         let follower = Follower::start(
@@ -85,9 +110,17 @@ impl Engine {
             namespaces,
             positions,
             applier(&engine, capture),
-            FollowOptions::default(),
+            FollowOptions {
+                expect: Some(expected.clone()),
+                ..FollowOptions::default()
+            },
         )?;
-        engine.pg = Some(PgNode { follower, shipper });
+        engine.pg = Some(PgNode {
+            follower,
+            shipper,
+            expected,
+            _lock: lock,
+        });
         Ok(engine)
     }
 
@@ -119,9 +152,15 @@ impl Engine {
     /// Refuse (`INVALID_PARAMETER`) a namespace this node does not serve, so
     /// a read routed to the wrong node is an error, not an empty answer. A
     /// SQLite store, or a node serving every namespace, serves them all.
+    /// A node that found its database replaced since it opened (another
+    /// database behind its URL, or one that lost writes the replica holds)
+    /// refuses every read with `STORAGE_ERROR` until it finds it again.
     pub fn check_served(&self, namespace: &str) -> Result<()> {
         match &self.pg {
-            Some(node) => node.follower.check_served(namespace),
+            Some(node) => {
+                node.expected.check()?;
+                node.follower.check_served(namespace)
+            }
             None => Ok(()),
         }
     }
@@ -193,13 +232,17 @@ impl Engine {
 }
 
 /// Build a new replica from PostgreSQL, or check that an existing one is a
-/// replica; the store is closed again before the engine opens it.
+/// replica of this database (`identity`) holding nothing the database lacks;
+/// the store is closed again before the engine opens it.
 fn prepare_replica(
     client: &mut postgres::Client,
     replica_dir: &Path,
     namespaces: &Namespaces,
     options: &EngineOptions,
+    identity: &Identity,
 ) -> Result<()> {
+    // As `Engine::open` does, before SQLite recovers the replica's log.
+    store_health::ensure_log_whole(&replica_dir.join(DB_FILE))?;
     let store = Store::open(
         replica_dir,
         StoreOptions {
@@ -210,14 +253,15 @@ fn prepare_replica(
     )?;
     store.write(|tx| {
         replica::prepare(tx)?;
-        let followed = !replica::positions(tx)?.is_empty();
+        let positions = replica::positions(tx)?;
         let written = oplog::last_seq(tx)? > 0;
-        match (followed, written) {
-            (false, false) => {
+        match (positions.is_empty(), written) {
+            (true, false) => {
                 bootstrap::bootstrap_namespaces(client, tx, namespaces)?;
+                replica::record_identity(tx, identity)?;
                 adopt_created_at(client, tx)
             }
-            (false, true) => Err(Error::invalid(
+            (true, true) => Err(Error::invalid(
                 "replica_dir",
                 format!(
                     "{} holds a SQLite store that is not a replica of a PostgreSQL database; \
@@ -225,9 +269,191 @@ fn prepare_replica(
                     replica_dir.display()
                 ),
             )),
-            (true, _) => Ok(()),
+            (false, _) => {
+                match replica::identity(tx)? {
+                    Some(recorded) if recorded.same_database(identity) => {}
+                    Some(recorded) => {
+                        return Err(identity::mismatch(
+                            replica_dir,
+                            &recorded,
+                            identity,
+                            "names",
+                        ));
+                    }
+                    None => adopt_identity(client, tx, replica_dir, identity)?,
+                }
+                let heads: HashMap<String, i64> =
+                    pg::log::heads(client, None)?.into_iter().collect();
+                for (namespace, applied) in positions {
+                    let head = heads.get(&namespace).copied().unwrap_or(0);
+                    if applied > head {
+                        return Err(identity::behind(
+                            replica_dir,
+                            identity,
+                            &namespace,
+                            applied,
+                            head,
+                        ));
+                    }
+                }
+                Ok(())
+            }
         }
     })
+}
+
+/// A replica made before replicas recorded their database: it is this
+/// database's when it adopted the database's creation time (every replica
+/// built from PostgreSQL did), and then records the identity; otherwise it
+/// is refused like another database's.
+fn adopt_identity(
+    client: &mut postgres::Client,
+    tx: &Connection,
+    replica_dir: &Path,
+    identity: &Identity,
+) -> Result<()> {
+    let theirs: Option<String> = client
+        .query_opt(
+            "SELECT value FROM memcore.meta WHERE key = $1",
+            &[&meta::CREATED_AT],
+        )?
+        .map(|r| r.get(0));
+    let ours = meta::get(tx, meta::CREATED_AT)?;
+    if theirs.is_some() && theirs == ours {
+        return replica::record_identity(tx, identity);
+    }
+    let unknown = Identity {
+        system: None,
+        oid: 0,
+        store: None,
+        name: "(not recorded by the memcore that made it, and created at another time)".into(),
+    };
+    Err(identity::mismatch(replica_dir, &unknown, identity, "names"))
+}
+
+/// Whether `error` refuses the replica in `replica_dir` itself (another
+/// database's, behind its database, or damaged), which a rebuild from
+/// PostgreSQL replaces.
+fn refuses_replica(error: &Error, replica_dir: &Path) -> bool {
+    matches!(error, Error::Damaged { path, .. } if path.starts_with(replica_dir))
+}
+
+/// What [`reset_replica`] removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReplicaReset {
+    /// The files and folders removed (none when the folder held no replica).
+    pub removed: Vec<std::path::PathBuf>,
+}
+
+/// Empty the replica folder `dir` of a PostgreSQL node (`memcore replica
+/// reset`): its database copy and its indexes go, so the next open builds
+/// them again from PostgreSQL. Only a replica is emptied, never a SQLite
+/// store (which is its own truth), and never one a process has open.
+pub fn reset_replica(dir: &Path) -> Result<ReplicaReset> {
+    let db = dir.join(DB_FILE);
+    let mut reset = ReplicaReset::default();
+    if !db.exists() && !dir.join(INDEX_DIR).exists() {
+        return Ok(reset);
+    }
+    if db.exists() && !is_replica(&db) {
+        return Err(Error::invalid(
+            "replica_dir",
+            format!(
+                "{} is not the replica of a PostgreSQL node (its database has no {} table), \
+                 so it was left alone: a SQLite store is its own truth. Name the node's \
+                 replica folder.",
+                dir.display(),
+                replica::POSITIONS
+            ),
+        ));
+    }
+    let _lock = DirLock::acquire(dir)?;
+    for path in [
+        db.clone(),
+        store_health::wal_path(&db),
+        store_health::shm_path(&db),
+    ] {
+        if path.exists() {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            reset.removed.push(path);
+        }
+    }
+    let index = dir.join(INDEX_DIR);
+    if index.exists() {
+        std::fs::remove_dir_all(&index).map_err(|e| Error::io(&index, e))?;
+        reset.removed.push(index);
+    }
+    Ok(reset)
+}
+
+/// Whether the database file is a replica's (it has the positions table).
+fn is_replica(db: &Path) -> bool {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    Connection::open_with_flags(db, flags)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [replica::POSITIONS],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .is_ok_and(|n| n == 1)
+}
+
+/// The name of the default replica folder of the database at `url`: its
+/// identity ([`Identity::key`]), memcore's id given to it first if it has
+/// none (its schema is brought up to date).
+pub fn database_key(url: &str) -> Result<String> {
+    let mut client = pg::connect(url)?;
+    Ok(Identity::claim(&mut client)?.key())
+}
+
+/// A node's hold on its replica folder, for as long as it runs: a second
+/// node (or process) on the same folder is refused with `RESOURCE_BUSY`, as
+/// a second writer of a SQLite store is.
+#[derive(Debug)]
+struct ReplicaLock {
+    _file: std::fs::File,
+}
+
+/// The lock file of a replica folder.
+const REPLICA_LOCK: &str = "replica.lock";
+
+impl ReplicaLock {
+    fn acquire(dir: &Path) -> Result<ReplicaLock> {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let path = dir.join(REPLICA_LOCK);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                return Err(Error::ResourceBusy {
+                    message: format!(
+                        "The replica folder {} is in use by another memcore node (pid {}). \
+                         Two nodes never share a replica: give this one its own replica_dir \
+                         (--data-dir for the server), or stop the other.",
+                        dir.display(),
+                        holder.trim()
+                    ),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        let pid = std::process::id().to_string();
+        file.set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(pid.as_bytes()))
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(ReplicaLock { _file: file })
+    }
 }
 
 /// Give a new replica the store's creation time, which PostgreSQL keeps:

@@ -27,9 +27,9 @@ use crate::error::{Error, Result};
 use crate::store::oplog::{self, Op};
 
 /// Tables that stay on the node: its own op log, whose `seq`s are local doc
-/// keys (a log entry carries the write's ops instead), and its positions in
-/// the PostgreSQL log.
-const LOCAL_TABLES: &[&str] = &["oplog", super::replica::POSITIONS];
+/// keys (a log entry carries the write's ops instead), its positions in the
+/// PostgreSQL log, and the record of which database it copies.
+const LOCAL_TABLES: &[&str] = &["oplog", super::replica::POSITIONS, super::replica::IDENTITY];
 /// The temporary table the triggers fill.
 const CHANGES: &str = "temp.memcore_changes";
 

@@ -20,6 +20,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, GenericClient};
 
 use super::Endpoint;
+use super::identity::Expected;
 use super::log::{self, CHANNEL, LogEntry};
 use super::placement::NamespaceRange;
 use crate::error::{Error, Result};
@@ -92,6 +93,10 @@ pub struct FollowOptions {
     /// How often positions are compared with the heads even without a
     /// notification: the longest a lost notification can delay an entry.
     pub safety_poll: Duration,
+    /// The database every (re)connection must reach, and that must hold
+    /// every entry applied: a node's ([`super::identity`]). While it does
+    /// not, nothing is applied and the node's reads and writes are refused.
+    pub expect: Option<Arc<Expected>>,
 }
 
 impl Default for FollowOptions {
@@ -99,6 +104,7 @@ impl Default for FollowOptions {
         FollowOptions {
             batch: 256,
             safety_poll: Duration::from_secs(2),
+            expect: None,
         }
     }
 }
@@ -160,7 +166,10 @@ impl Follower {
         apply: Apply,
         options: FollowOptions,
     ) -> Result<Self> {
-        let config = super::config(url, "memcore-follow")?;
+        let mut config = super::config(url, "memcore-follow")?;
+        if let Some(expected) = &options.expect {
+            config = config.expecting(expected.clone());
+        }
         let client = listen(&config)?;
         let shared = Arc::new(Shared {
             namespaces,
@@ -332,6 +341,9 @@ fn catch_up_all(
     options: &FollowOptions,
 ) -> Result<()> {
     let heads = shared.namespaces.heads(client)?;
+    if let Some(expected) = &options.expect {
+        ensure_not_behind(shared, expected, &heads)?;
+    }
     for (namespace, head) in heads {
         if head > shared.position(&namespace) {
             catch_up(shared, client, &namespace, apply, options)?;
@@ -339,6 +351,26 @@ fn catch_up_all(
     }
     // Connected and current: an earlier failure is over.
     *shared.last_error.lock() = None;
+    Ok(())
+}
+
+/// Refuse a database that no longer holds entries this node applied (one
+/// restored from an older backup, a standby promoted before it caught up):
+/// the replica holds writes that are not in its truth.
+fn ensure_not_behind(shared: &Shared, expected: &Expected, heads: &[(String, i64)]) -> Result<()> {
+    let heads: HashMap<&str, i64> = heads.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+    let positions = shared.positions.lock().clone();
+    for (namespace, applied) in positions {
+        let head = heads.get(namespace.as_str()).copied().unwrap_or(0);
+        if applied > head {
+            let message = expected.behind_message(&namespace, applied, head);
+            expected.behind(message.clone());
+            return Err(Error::Damaged {
+                path: expected.replica().to_path_buf(),
+                message,
+            });
+        }
+    }
     Ok(())
 }
 

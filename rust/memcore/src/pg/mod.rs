@@ -11,6 +11,7 @@ pub mod bootstrap;
 pub mod capture;
 pub mod entry;
 mod follow;
+pub mod identity;
 pub mod log;
 pub mod placement;
 pub mod records;

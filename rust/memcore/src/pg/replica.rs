@@ -20,6 +20,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use super::entry::{Cell, DOC_KEY, Entry, EntryRow, EntryTable};
+use super::identity::Identity;
 use super::log::LogEntry;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
@@ -28,15 +29,64 @@ use crate::temporal::Timestamp;
 
 /// The replica's table of positions: node-local, never shipped.
 pub const POSITIONS: &str = "pg_positions";
+/// The database the replica is a copy of (one row; node-local, never
+/// shipped): see [`super::identity`].
+pub const IDENTITY: &str = "pg_identity";
 
-/// Make the replica ready to follow (idempotent): its positions table.
+/// Make the replica ready to follow (idempotent): its positions table and
+/// the record of its database.
 pub fn prepare(conn: &Connection) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS main.{POSITIONS} (
              namespace TEXT PRIMARY KEY,
              seq       INTEGER NOT NULL
-         ) WITHOUT ROWID"
+         ) WITHOUT ROWID;
+         CREATE TABLE IF NOT EXISTS main.{IDENTITY} (
+             one         INTEGER PRIMARY KEY CHECK (one = 1),
+             system      INTEGER,
+             oid         INTEGER NOT NULL,
+             store       TEXT NOT NULL,
+             name        TEXT NOT NULL,
+             recorded_at INTEGER NOT NULL
+         )"
     ))?;
+    Ok(())
+}
+
+/// The database this replica records being a copy of (`None`: a replica
+/// made before replicas recorded it).
+pub fn identity(conn: &Connection) -> Result<Option<Identity>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT system, oid, store, name FROM main.{IDENTITY} WHERE one = 1"),
+            [],
+            |r| {
+                Ok(Identity {
+                    system: r.get(0)?,
+                    oid: r.get(1)?,
+                    store: Some(r.get(2)?),
+                    name: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Record that this replica is a copy of `identity` (which has memcore's id).
+pub fn record_identity(conn: &Connection, identity: &Identity) -> Result<()> {
+    conn.execute(
+        &format!(
+            "INSERT OR REPLACE INTO main.{IDENTITY} (one, system, oid, store, name, recorded_at)
+             VALUES (1, ?1, ?2, ?3, ?4, ?5)"
+        ),
+        rusqlite::params![
+            identity.system,
+            identity.oid,
+            identity.store,
+            identity.name,
+            crate::temporal::now_micros()
+        ],
+    )?;
     Ok(())
 }
 

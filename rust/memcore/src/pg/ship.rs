@@ -38,8 +38,11 @@ use postgres::{Client, GenericClient};
 use rusqlite::Transaction;
 use rusqlite::types::Value;
 
+use std::sync::Arc;
+
 use super::capture::{Capture, Changes};
 use super::entry::Entry;
+use super::identity::Expected;
 use super::records::RecordWriter;
 use super::{Endpoint, Namespaces, log, replica};
 use crate::error::{Error, Result};
@@ -165,6 +168,15 @@ impl Shipper {
                 spare: None,
             }),
         })
+    }
+
+    /// Check that every connection this shipper opens from now on reaches
+    /// the node's database (see [`super::identity`]).
+    pub fn expect(&self, expected: Arc<Expected>) {
+        let mut links = self.links.lock();
+        links.config = links.config.clone().expecting(expected);
+        links.shared = None;
+        links.spare = None;
     }
 
     /// Lock `namespace` for the calling thread's next write and return its

@@ -28,6 +28,7 @@ use rustls::{
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::identity::Expected;
 use crate::error::{Error, Result};
 
 /// What a URL's `sslmode` asks for.
@@ -47,6 +48,8 @@ pub struct Endpoint {
     pub config: Config,
     mode: Mode,
     tls: Option<MakeRustlsConnect>,
+    /// The database every connection must reach (a node's), if any.
+    expect: Option<Arc<Expected>>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -92,7 +95,21 @@ impl Endpoint {
                 root.as_deref(),
             )?)),
         };
-        Ok(Endpoint { config, mode, tls })
+        Ok(Endpoint {
+            config,
+            mode,
+            tls,
+            expect: None,
+        })
+    }
+
+    /// Every connection opened from now on checks that it reached the
+    /// database `expected` names (see [`super::identity`]), and fails with
+    /// the mismatch when it did not.
+    #[must_use]
+    pub fn expecting(mut self, expected: Arc<Expected>) -> Self {
+        self.expect = Some(expected);
+        self
     }
 
     /// The `sslmode` in force.
@@ -103,6 +120,14 @@ impl Endpoint {
     /// Open a connection. A certificate the node refuses, or a server that
     /// wants TLS asked without, is a `STORAGE_ERROR` saying how to fix it.
     pub fn connect(&self) -> Result<Client> {
+        let mut client = self.open()?;
+        if let Some(expected) = &self.expect {
+            expected.verify(&mut client)?;
+        }
+        Ok(client)
+    }
+
+    fn open(&self) -> Result<Client> {
         let connected = match &self.tls {
             Some(tls) => self.config.connect(tls.clone()),
             None => self.config.connect(NoTls),

@@ -55,6 +55,7 @@ pub struct TlsCluster {
 }
 
 static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
+static OTHER_CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
 static TLS_CLUSTER: OnceLock<Option<TlsCluster>> = OnceLock::new();
 static DATABASES: AtomicUsize = AtomicUsize::new(0);
 
@@ -62,6 +63,14 @@ static DATABASES: AtomicUsize = AtomicUsize::new(0);
 /// when PostgreSQL is not installed outside CI.
 pub fn cluster() -> Option<&'static Cluster> {
     CLUSTER
+        .get_or_init(|| Some(start(&bindir()?, false).0))
+        .as_ref()
+}
+
+/// A second plain cluster on another port (another system identifier),
+/// started on first call; `None` as [`cluster`].
+pub fn other_cluster() -> Option<&'static Cluster> {
+    OTHER_CLUSTER
         .get_or_init(|| Some(start(&bindir()?, false).0))
         .as_ref()
 }
@@ -132,12 +141,20 @@ pub fn fresh_database() -> Option<String> {
         std::process::id(),
         DATABASES.fetch_add(1, Ordering::Relaxed)
     );
+    admin(cluster, &format!("CREATE DATABASE {name}"));
+    Some(cluster.url(&name))
+}
+
+/// Run the statements of `sql` (split at `;`), each on its own, on
+/// `cluster`'s `postgres` database as the superuser.
+pub fn admin(cluster: &Cluster, sql: &str) {
     let mut admin = postgres::Client::connect(&cluster.url("postgres"), postgres::NoTls)
         .expect("connect to the test cluster");
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .expect("create a test database");
-    Some(cluster.url(&name))
+    for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+        admin
+            .batch_execute(statement)
+            .expect("run an admin statement");
+    }
 }
 
 /// `$MEMCORE_PG_BINDIR`, else the newest `/usr/lib/postgresql/<version>/bin`,

@@ -64,15 +64,21 @@ def run(
     return result
 
 
-def run_updates(*, quick: bool, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Update detection on the labelled pairs in benches/quality/updates.jsonl (skipped,
+def run_updates(
+    *,
+    quick: bool,
+    log: Callable[[str], None] = print,
+    holdout: Path | None = updates.HOLDOUT,
+) -> dict[str, Any]:
+    """Update detection on the labelled pairs in benches/quality/updates.jsonl, and on the
+    sealed second set (`holdout`, counts only) when it exists and the run is full (skipped,
     with the reason, where the embedding model is absent: `similar` needs vectors)."""
     reason = embedding_cache.available()
     if reason is not None:
         log(f"[quality] update detection skipped: {reason}")
         return {"skipped": reason}
     log(f"[quality] update detection {updates.DATA}")
-    result = updates.evaluate(quick=quick, log=log)
+    result = updates.evaluate(quick=quick, holdout=holdout, log=log)
     result["subset"] = f"{updates.QUICK_PER_LABEL} pairs per label" if quick else "full"
     return result
 

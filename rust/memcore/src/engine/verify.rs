@@ -543,7 +543,7 @@ fn lacking(dir: &Path, index: &str, key: u64, seq: i64, read_only: bool) -> Resu
              document {key}: this process cannot rebuild it (it opened the store read-only, \
              or another process owns the index files). Open the store for writing once \
              with no other process on it, or run `memcore repair --data-dir {dir}` \
-             (nothing stored is lost).
+             (nothing stored is lost).",
             folder = folder.display(),
             dir = dir.display(),
         ),

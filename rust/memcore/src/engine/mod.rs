@@ -18,6 +18,7 @@ mod graph_write;
 mod health;
 #[cfg(test)]
 mod hub_tests;
+mod index_owner;
 mod indexer;
 mod indexes;
 mod maintenance;
@@ -219,7 +220,7 @@ impl Engine {
         // In a shared store, one process at a time writes the index files;
         // the others keep what they apply in memory (`sharing`).
         let owner = if shared {
-            crate::store::OwnerLock::try_acquire(&dir.join(INDEX_DIR))?
+            index_owner::acquire_or_wait(&dir.join(INDEX_DIR))?
         } else {
             None
         };

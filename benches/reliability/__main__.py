@@ -1,11 +1,13 @@
-"""The reliability run: schema fuzzing of every tool, HTTP load from 8 clients, and kill -9
-loops, with the counts merged into ``results/reliability.json`` and ``.md``.
+"""The reliability run: schema fuzzing of every tool, HTTP load from 8 clients, kill -9
+loops of one writer, and kill -9 loops across 4 processes writing one store, with the
+counts merged into ``results/reliability.json`` and ``.md``.
 
     python -m benches.reliability            # medium: a few minutes
     python -m benches.reliability --long     # 10,000 cases per tool, 10 min of load, 100 kills
+                                             # of one writer, 100 among 4 processes
     python -m benches.reliability --fuzz-cases 50 --load-seconds 10 --kills 5 --out /tmp/r
 
-The long run can be done in pieces: ``--phases load,kills`` runs only those,
+The long run can be done in pieces: ``--phases load,kills,processes`` runs only those,
 ``--tools a,b`` fuzzes only those tools, ``--resume`` fuzzes only the tools whose recorded
 result has fewer cases than planned, and ``--jobs N`` fuzzes N tools at once, each through
 its own server. Every phase and every tool is recorded with the commit and the date it ran
@@ -26,13 +28,27 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benches.reliability import fuzz, jobs, kills, load, results
+from benches.reliability import fuzz, jobs, kills, load, processes, results
 from benches.reliability.client import ROOT
 
 RESULTS = ROOT / "benches" / "results"
-MEDIUM = {"fuzz_cases": 300, "fuzz_seconds": 240.0, "load_seconds": 60.0, "kills": 20}
-LONG = {"fuzz_cases": 10_000, "fuzz_seconds": float("inf"), "load_seconds": 600.0, "kills": 100}
-PHASES = ("fuzz", "load", "kills")
+MEDIUM = {
+    "fuzz_cases": 300,
+    "fuzz_seconds": 240.0,
+    "load_seconds": 60.0,
+    "kills": 20,
+    "process_kills": 20,
+}
+LONG = {
+    "fuzz_cases": 10_000,
+    "fuzz_seconds": float("inf"),
+    "load_seconds": 600.0,
+    "kills": 100,
+    "process_kills": 100,
+}
+PHASES = ("fuzz", "load", "kills", "processes")
+#: Processes writing one store in the ``processes`` phase.
+WRITERS = 4
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,9 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fuzz-cases", type=int, help="fuzz cases per tool")
     parser.add_argument("--fuzz-seconds", type=float, help="fuzzing time over all tools")
     parser.add_argument("--load-seconds", type=float, help="seconds of 8-client HTTP load")
-    parser.add_argument("--kills", type=int, help="kill -9 rounds")
+    parser.add_argument("--kills", type=int, help="kill -9 rounds of one writer")
     parser.add_argument(
-        "--phases", default=",".join(PHASES), help="which of fuzz,load,kills to run (all)"
+        "--process-kills", type=int, help=f"kill -9 rounds among {WRITERS} writer processes"
+    )
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help="which of fuzz,load,kills,processes to run (all)",
     )
     parser.add_argument("--tools", help="fuzz only these tools (comma-separated)")
     parser.add_argument(
@@ -88,6 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             record.phase("kills", killed)
             print(_kill_line(killed), flush=True)
             failed |= bool(killed["lost"] or killed["unfindable"])
+        if "processes" in phases:
+            shared = processes.run(
+                work / "processes", rounds=int(plan["process_kills"]), writers=WRITERS
+            )
+            record.phase("process_kills", shared)
+            print(_processes_line(shared), flush=True)
+            failed |= processes.failed(shared)
         if "fuzz" in phases:
             failed |= run_fuzz(work / "fuzz", plan, args, record)
     print(f"wrote {args.out / 'reliability.json'} and reliability.md")
@@ -149,6 +177,16 @@ def _load_line(h: dict[str, Any]) -> str:
 
 def _kill_line(k: dict[str, Any]) -> str:
     return f"kills: {k['rounds']} rounds, {k['acknowledged']} acknowledged, {k['lost']} lost"
+
+
+def _processes_line(p: dict[str, Any]) -> str:
+    return (
+        f"kills across {p['writers']} processes: {p['rounds']} rounds ({p['owner_kills']} of "
+        f"the owner), {p['acknowledged']} acknowledged, {p['lost']} lost, {p['unfindable']} "
+        f"unfindable ({p['unfindable_by_vector']} by vector), index entries missing "
+        f"{p['index_missing']}, owner overlaps "
+        f"{p['owner_overlaps']}, rounds without an owner {p['rounds_without_owner']}"
+    )
 
 
 if __name__ == "__main__":

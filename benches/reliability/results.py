@@ -20,7 +20,7 @@ from typing import Any
 from benches.reliability.client import ROOT
 
 #: What the long run asks for (``python -m benches.reliability --long``).
-TARGET = {"fuzz_cases_per_tool": 10_000, "load_seconds": 600, "kills": 100}
+TARGET = {"fuzz_cases_per_tool": 10_000, "load_seconds": 600, "kills": 100, "process_kills": 100}
 
 
 class Recorder:
@@ -32,7 +32,8 @@ class Recorder:
         self.data = load(out / "reliability.json")
 
     def phase(self, key: str, counts: dict[str, Any]) -> None:
-        """Record the result of the ``load`` (``http_load``) or ``kills`` phase."""
+        """Record the result of the ``load`` (``http_load``), ``kills`` or ``processes``
+        (``process_kills``) phase."""
         entry = {**counts, **self._stamp()}
         self._update(lambda data: data.__setitem__(key, entry))
 
@@ -141,7 +142,8 @@ def render(data: dict[str, Any]) -> str:
         "`python -m benches.reliability` merges each phase and each fuzzed tool into this "
         "report as it finishes, with the commit and date it ran on (`--long`: "
         f"{target:,} fuzz cases per tool, {TARGET['load_seconds'] // 60} minutes of "
-        f"8-client HTTP load, {TARGET['kills']} kills).",
+        f"8-client HTTP load, {TARGET['kills']} kills of one writer, "
+        f"{TARGET['process_kills']} kills among 4 writer processes).",
         "",
         "| check | what ran | outcome | commit, date |",
         "|---|---|---|---|",
@@ -171,6 +173,8 @@ def render(data: dict[str, Any]) -> str:
             f"writes | {k['lost']} lost, {k['unfindable']} unfindable, "
             f"quick_check ok after every kill: {k['integrity_ok']} | {_when(k)} |"
         )
+    if "process_kills" in data:
+        lines.append(_process_kills_row(data["process_kills"]))
     if "fuzz" in data:
         fuzz = data["fuzz"]
         lines += [
@@ -199,6 +203,27 @@ def render(data: dict[str, Any]) -> str:
             lines += ["", "## Violations", ""]
             lines += [f"- `{name}`: {v}" for name, v in bad]
     return "\n".join(lines) + "\n"
+
+
+def _process_kills_row(p: dict[str, Any]) -> str:
+    takeover = p.get("takeover_s") or {}
+    taken = (
+        f"; owner take-over p50 {takeover['p50']:.2f} s, max {takeover['max']:.2f} s"
+        if takeover.get("n")
+        else ""
+    )
+    errors = ", ".join(f"{code} {n}" for code, n in (p.get("write_errors") or {}).items())
+    return (
+        f"| kill -9 across processes | {p['writers']} processes writing one store, "
+        f"{p['rounds']} kills ({p['owner_kills']} of the index files' owner), each restarted; "
+        f"{p['acknowledged']:,} acknowledged writes with vectors | {p['lost']} lost, "
+        f"{p['unfindable']} unfindable by their word in a fresh open, "
+        f"{p.get('unfindable_by_vector', 0)} of {p.get('vector_sampled', 0):,} sampled by their "
+        f"vector; index entries missing {p['index_missing']} (check ok: "
+        f"{p['check_ok']}); two owners at once {p['owner_overlaps']} times, rounds without "
+        f"an owner {p['rounds_without_owner']}, owners at the end {p['owners_at_end']}{taken}; "
+        f"write errors: {errors or 'none'} | {_when(p)} |"
+    )
 
 
 def _when(entry: dict[str, Any]) -> str:

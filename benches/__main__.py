@@ -44,6 +44,7 @@ AREAS: dict[str, str] = {
     "hooks": "benches.bench_hooks",
     "cli": "benches.bench_cli",
     "records": "benches.bench_records",
+    "processes": "benches.bench_processes",
 }
 ALL_PEERS = (*REGISTRY, "igraph")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

@@ -192,6 +192,24 @@ ROWS: tuple[Row, ...] = (
         size_unit="files",
     ),
     Row(
+        "processes_store",
+        "store_memory over stdio, each of N servers on one store (scale: N; the budget is at "
+        "4), --model none: the slowest one's p50 ÷ one server's alone",
+        "ratio",
+        {"value": 2.0},
+        design_peers="issue 42: within 2× at 4 processes",
+        pending_on="bench_processes.py",
+    ),
+    Row(
+        "processes_lag",
+        "visibility lag: store_memory in one process until another's search_text finds it "
+        "(--model none)",
+        "ms",
+        {"p99": 1000.0},
+        design_peers="issue 42: within 1 s",
+        pending_on="bench_processes.py",
+    ),
+    Row(
         "rss",
         "resident memory, store open and searched",
         "MB",

@@ -193,3 +193,57 @@ def test_start_up_imports_stay_light() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert found.stdout.strip() == "[]"
+
+
+def _string_limits(node: Any, key: str = "") -> list[tuple[str, int | None, int | None]]:
+    """(property name, minLength, maxLength) of every string schema under `node`; a list's
+    items are named by the list's property."""
+    found: list[tuple[str, int | None, int | None]] = []
+    if isinstance(node, dict):
+        if node.get("type") == "string" and "maxLength" in node:
+            found.append((key, node.get("minLength"), node["maxLength"]))
+        for name, child in (node.get("properties") or {}).items():
+            found += _string_limits(child, name)
+        if "items" in node:
+            found += _string_limits(node["items"], key)
+    return found
+
+
+def test_the_graph_schemas_state_the_cores_limits() -> None:
+    # One definition (rust/memcore/src/knowledge/rules.rs): a schema allowing a longer name,
+    # type or observation than the core would pass it through to a refusal, a shorter one
+    # would refuse what the core stores.
+    from memcore.records.graph import (
+        MAX_NAME_CHARS,
+        MAX_OBSERVATION_CHARS,
+        MAX_TYPE_CHARS,
+        MIN_OBSERVATION_CHARS,
+    )
+
+    expected = {
+        "name": (1, MAX_NAME_CHARS),
+        "names": (1, MAX_NAME_CHARS),
+        "entityName": (1, MAX_NAME_CHARS),
+        "entityNames": (1, MAX_NAME_CHARS),
+        "entities": (1, MAX_NAME_CHARS),
+        "from": (1, MAX_NAME_CHARS),
+        "to": (1, MAX_NAME_CHARS),
+        "entityType": (1, MAX_TYPE_CHARS),
+        "observations": (MIN_OBSERVATION_CHARS, MAX_OBSERVATION_CHARS),
+    }
+    checked = 0
+    for spec in load_registry().all():
+        if spec.group not in ("graph", "legacy") and spec.name != "store_memory":
+            continue
+        for key, low, high in _string_limits(dict(spec.input_schema)):
+            if key == "relationType":
+                assert high == MAX_TYPE_CHARS, (spec.name, key, high)
+                checked += 1
+            elif key in expected:
+                assert (low, high) == expected[key], (spec.name, key, low, high)
+                checked += 1
+    assert checked >= 15
+    # And the descriptions word the same numbers.
+    save = load_registry().get("save_memory")
+    assert save is not None
+    assert f"max {MAX_OBSERVATION_CHARS} chars" in save.description

@@ -17,8 +17,13 @@ __all__ = [
     "ERROR_CODES",
     "LIST_SPREAD",
     "MAX_ARGS_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_OBSERVATION_CHARS",
     "MAX_RESULTS",
+    "MAX_SENTENCES",
     "MAX_TEXT_BYTES",
+    "MAX_TYPE_CHARS",
+    "MIN_OBSERVATION_CHARS",
     "SCHEMA_VERSION",
     "SNIPPET_MAX_CHARS",
     "Analytics",
@@ -94,6 +99,15 @@ DEFAULT_QUESTION_PENALTY: float
 LIST_SPREAD: int
 #: Largest accepted text (a memory's content, a turn's texts, a code chunk), in UTF-8 bytes.
 MAX_TEXT_BYTES: int
+#: The knowledge-graph contract (docs/guide.md): an entity name is 1 to this many
+#: characters, an entity or relation type 1 to MAX_TYPE_CHARS, an observation
+#: MIN_OBSERVATION_CHARS to MAX_OBSERVATION_CHARS characters and at most MAX_SENTENCES
+#: sentences.
+MAX_NAME_CHARS: int
+MAX_TYPE_CHARS: int
+MIN_OBSERVATION_CHARS: int
+MAX_OBSERVATION_CHARS: int
+MAX_SENTENCES: int
 #: Largest accepted procedure-argument JSON, in bytes.
 MAX_ARGS_BYTES: int
 #: A code hit's snippet is cut at a line boundary beyond this many characters.

@@ -15,7 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The knowledge-graph contract's limits (MAX_* / MIN_*) are defined once, in
+# rust/memcore/src/knowledge/rules.rs; the tool schemas state them from here
+# (memcore/mcp/tools/_graph_shapes.py).
 from memcore._core import (
+    MAX_NAME_CHARS,
+    MAX_OBSERVATION_CHARS,
+    MAX_SENTENCES,
+    MAX_TYPE_CHARS,
+    MIN_OBSERVATION_CHARS,
     Analytics,
     ConnectedEntity,
     EntityHit,
@@ -164,6 +172,11 @@ class Communities(Record):
 
 
 __all__ = [
+    "MAX_NAME_CHARS",
+    "MAX_OBSERVATION_CHARS",
+    "MAX_SENTENCES",
+    "MAX_TYPE_CHARS",
+    "MIN_OBSERVATION_CHARS",
     "Analytics",
     "Communities",
     "Community",

@@ -90,6 +90,15 @@ mod _core {
         m.add("MAX_ARGS_BYTES", memcore::conversation::MAX_ARGS_BYTES)?;
         m.add("SNIPPET_MAX_CHARS", crate::records::code::SNIPPET_MAX_CHARS)?;
         m.add("MAX_RESULTS", memcore::MAX_RESULTS)?;
+        // The knowledge-graph contract's limits, for the tool schemas to state.
+        {
+            use memcore::knowledge::rules as r;
+            m.add("MAX_NAME_CHARS", r::MAX_NAME_CHARS)?;
+            m.add("MAX_TYPE_CHARS", r::MAX_TYPE_CHARS)?;
+            m.add("MIN_OBSERVATION_CHARS", r::MIN_OBSERVATION_CHARS)?;
+            m.add("MAX_OBSERVATION_CHARS", r::MAX_OBSERVATION_CHARS)?;
+            m.add("MAX_SENTENCES", r::MAX_SENTENCES)?;
+        }
         crate::errors::register_codes(m)
     }
 }

@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from memcore._time import iso
 from memcore.mcp import schema
+from memcore.records.graph import (
+    MAX_NAME_CHARS,
+    MAX_OBSERVATION_CHARS,
+    MAX_TYPE_CHARS,
+    MIN_OBSERVATION_CHARS,
+)
 
 if TYPE_CHECKING:
     from memcore.records.graph import EntityView, ObservationRecord, RelationRecord
@@ -24,9 +30,32 @@ if TYPE_CHECKING:
 MAX_ENTITIES = 500
 
 
+#: How the schemas word an observation's length ("5-150 chars").
+OBSERVATION_CHARS = f"{MIN_OBSERVATION_CHARS}-{MAX_OBSERVATION_CHARS} chars"
+
+
 def entity_name(description: str = "The entity's name (case-insensitive).") -> schema.Schema:
     """An entity-name argument."""
-    return schema.string(description, min_length=1, max_length=100)
+    return schema.string(description, min_length=1, max_length=MAX_NAME_CHARS)
+
+
+def entity_name_item() -> schema.Schema:
+    """An entity name as an item of a list."""
+    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS}
+
+
+def graph_type(description: str) -> schema.Schema:
+    """An entity's or a relation's type."""
+    return schema.string(description, min_length=1, max_length=MAX_TYPE_CHARS)
+
+
+def observation_item() -> schema.Schema:
+    """One observation (an atomic fact) as an item of a list."""
+    return {
+        "type": "string",
+        "minLength": MIN_OBSERVATION_CHARS,
+        "maxLength": MAX_OBSERVATION_CHARS,
+    }
 
 
 def thread_id() -> schema.Schema:

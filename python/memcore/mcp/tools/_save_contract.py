@@ -17,6 +17,8 @@ from typing import Any
 
 from memcore.errors import MemcoreError
 from memcore.mcp import schema
+from memcore.mcp.tools._graph_shapes import entity_name_item, observation_item
+from memcore.records.graph import MAX_OBSERVATION_CHARS, MAX_TYPE_CHARS
 
 #: The save_memory schema exactly as the contract gives it (docs/guide.md), plus descriptions
 #: and ``additionalProperties: false`` on its objects.
@@ -30,20 +32,20 @@ SAVE_MEMORY_SCHEMA: schema.Schema = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "name": entity_name_item(),
                     "entityType": {
                         "type": "string",
                         "minLength": 1,
-                        "maxLength": 50,
+                        "maxLength": MAX_TYPE_CHARS,
                         "description": "Type of entity (e.g., Person, Document, File, or "
                         "custom types like Patient, API)",
                     },
                     "observations": {
                         "type": "array",
                         "minItems": 1,
-                        "items": {"type": "string", "minLength": 5, "maxLength": 150},
-                        "description": "Array of atomic facts. Each must be ONE fact, max 150 "
-                        "chars.",
+                        "items": observation_item(),
+                        "description": "Array of atomic facts. Each must be ONE fact, max "
+                        f"{MAX_OBSERVATION_CHARS} chars.",
                     },
                     "relations": {
                         "type": "array",
@@ -58,7 +60,7 @@ SAVE_MEMORY_SCHEMA: schema.Schema = {
                                 },
                                 "relationType": {
                                     "type": "string",
-                                    "maxLength": 50,
+                                    "maxLength": MAX_TYPE_CHARS,
                                     "description": "Type of relationship (e.g., 'created by', "
                                     "'contains', 'uses')",
                                 },

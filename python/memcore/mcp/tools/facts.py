@@ -7,6 +7,7 @@ from typing import Any
 from memcore._facade.tiers import TIERS
 from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
+from memcore.mcp.tools._graph_shapes import entity_name_item
 from memcore.mcp.tools._shared import (
     MEMORY_TYPES,
     SOURCES,
@@ -213,7 +214,7 @@ _SPECS = (
                 "entities": {
                     "type": "array",
                     "maxItems": 50,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "items": entity_name_item(),
                     "description": "Names of the knowledge-graph entities this memory is "
                     "about (people, projects, files); unknown names become new entities. "
                     "Known entity names in the content are linked anyway. Links let recall "

@@ -14,8 +14,12 @@ from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._graph_shapes import (
     MAX_ENTITIES,
+    OBSERVATION_CHARS,
     entity_name,
+    entity_name_item,
     entity_out,
+    graph_type,
+    observation_item,
     observation_out,
     relation_out,
     relations_among,
@@ -28,6 +32,7 @@ from memcore.mcp.tools._shared import (
     optional,
     search_limit,
 )
+from memcore.records.graph import MAX_OBSERVATION_CHARS
 
 
 def save_memory(call: ToolCall) -> dict[str, Any]:
@@ -255,15 +260,15 @@ _SPECS = (
         title="Save to the knowledge graph",
         description=(
             "Save entities and their relations to memory graph. RULES: 1) Each observation max "
-            "150 chars (atomic facts only). 2) Each entity MUST have at least 1 relation. Use "
-            "it to record people, projects, files, concepts and how they connect; one call "
-            "per batch of related entities, with every relation target in the same call or "
-            "already saved. Existing entities (same name, any case) get the new observations "
-            "and relations appended. Atomic: on any rule broken nothing is saved and the "
-            "result has success: false and validation_errors [{entity, value, problem, "
-            "suggestion}] to fix and retry. Returns {success, created: {entities, relations}, "
-            "warnings, quality_score (0-1, how well connected the entities are)}."
-            + SAVED_WITHOUT_MODEL
+            f"{MAX_OBSERVATION_CHARS} chars (atomic facts only). 2) Each entity MUST have at "
+            "least 1 relation. Use it to record people, projects, files, concepts and how "
+            "they connect; one call per batch of related entities, with every relation "
+            "target in the same call or already saved. Existing entities (same name, any "
+            "case) get the new observations and relations appended. Atomic: on any rule "
+            "broken nothing is saved and the result has success: false and validation_errors "
+            "[{entity, value, problem, suggestion}] to fix and retry. Returns {success, "
+            "created: {entities, relations}, warnings, quality_score (0-1, how well connected "
+            "the entities are)}." + SAVED_WITHOUT_MODEL
         ),
         input_schema=SAVE_MEMORY_SCHEMA,
         handler=save_memory,
@@ -407,7 +412,7 @@ _SPECS = (
                     "type": "array",
                     "minItems": 1,
                     "maxItems": 100,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "items": entity_name_item(),
                     "description": "The entity names.",
                 }
             },
@@ -427,9 +432,7 @@ _SPECS = (
         ),
         input_schema=schema.arguments(
             {
-                "entityType": schema.string(
-                    "Only this type (case-insensitive).", min_length=1, max_length=50
-                ),
+                "entityType": graph_type("Only this type (case-insensitive)."),
                 "minImportance": _unit("Only entities at least this important."),
                 "threadId": schema.string(
                     "Only entities saved in this thread.", min_length=1, max_length=200
@@ -483,9 +486,7 @@ _SPECS = (
                 "direction": schema.string(
                     "Which relations to follow.", enum=("out", "in", "both"), default="both"
                 ),
-                "relationType": schema.string(
-                    "Follow only relations of this type.", min_length=1, max_length=50
-                ),
+                "relationType": graph_type("Follow only relations of this type."),
                 "asOf": schema.string(
                     "Follow the relations valid at this time (ISO 8601). Default: now.",
                     date_time=True,
@@ -544,17 +545,15 @@ _SPECS = (
         input_schema=schema.arguments(
             {
                 "name": entity_name("The entity's name, unique in memory (any case)."),
-                "entityType": schema.string(
-                    "Type of entity, e.g. Person, Project, File, or a domain type.",
-                    min_length=1,
-                    max_length=50,
+                "entityType": graph_type(
+                    "Type of entity, e.g. Person, Project, File, or a domain type."
                 ),
                 "observations": {
                     "type": "array",
                     "maxItems": 50,
-                    "items": {"type": "string", "minLength": 5, "maxLength": 150},
+                    "items": observation_item(),
                     "default": [],
-                    "description": "Atomic facts about it, 5-150 chars each.",
+                    "description": f"Atomic facts about it, {OBSERVATION_CHARS} each.",
                 },
                 "description": schema.string("A short description.", min_length=1, max_length=1000),
                 "importance": _unit("How much it matters, 0-1 (0.5)."),
@@ -580,10 +579,8 @@ _SPECS = (
             {
                 "from": entity_name("The source entity."),
                 "to": entity_name("The target entity."),
-                "relationType": schema.string(
-                    "Type of relationship, e.g. 'created', 'uses', 'works on'.",
-                    min_length=1,
-                    max_length=50,
+                "relationType": graph_type(
+                    "Type of relationship, e.g. 'created', 'uses', 'works on'."
                 ),
                 "importance": _unit("Weight of the relation, 0-1 (0.7)."),
                 "threadId": thread_id(),

@@ -15,8 +15,11 @@ from memcore.mcp import schema
 from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
 from memcore.mcp.tools._graph_shapes import (
     MAX_ENTITIES,
+    OBSERVATION_CHARS,
     entity_name,
+    entity_name_item,
     entity_out,
+    graph_type,
     relation_out,
     thread_id,
 )
@@ -109,9 +112,7 @@ _RELATION = schema.arguments(
     {
         "from": entity_name("The source entity."),
         "to": entity_name("The target entity."),
-        "relationType": schema.string(
-            "The relation, in active voice (e.g. 'works at').", min_length=1, max_length=50
-        ),
+        "relationType": graph_type("The relation, in active voice (e.g. 'works at')."),
     },
     required=["from", "to", "relationType"],
 )
@@ -134,8 +135,9 @@ _SPECS = (
         title="Create entities (deprecated)",
         description=(
             f"{_DEPRECATED}in one validated call. Creates entities with optional "
-            "observations (5-150 chars each) and no relations; names that already exist are "
-            "skipped. Returns {entities (the ones created), skipped (names that existed)}."
+            f"observations ({OBSERVATION_CHARS} each) and no relations; names that already "
+            "exist are skipped. Returns {entities (the ones created), skipped (names that "
+            "existed)}."
         ),
         input_schema=schema.arguments(
             {
@@ -147,9 +149,7 @@ _SPECS = (
                     "items": schema.arguments(
                         {
                             "name": entity_name("The entity's name."),
-                            "entityType": schema.string(
-                                "The entity's type.", min_length=1, max_length=50
-                            ),
+                            "entityType": graph_type("The entity's type."),
                             "observations": {
                                 "type": "array",
                                 "items": {"type": "string"},
@@ -195,7 +195,7 @@ _SPECS = (
                     "type": "array",
                     "minItems": 1,
                     "maxItems": 500,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "items": entity_name_item(),
                     "description": "Names of the entities to delete.",
                 }
             },

@@ -165,6 +165,15 @@ ROWS: tuple[Row, ...] = (
         pending_on="bench_reopen.py",
     ),
     Row(
+        "close_pending",
+        "close() right after a bulk ingest the vector graph has not caught up with (scale/10 "
+        "memories pending)",
+        "s",
+        {"value": 2.0},
+        design_peers="issue 47: <= 2 s at 1M pending (it waited for the graph: 21 min)",
+        pending_on="bench_reopen.py",
+    ),
+    Row(
         "ingest_durable",
         "ingest, vectors given, durable (store_memories batches)",
         "memories/s",

@@ -54,6 +54,28 @@ class MaintenanceAPI(FacadeBase):
         """Sizes of the vector and BM25 indexes, pending work and the last indexing error."""
         return self._engine.index_status()
 
+    def wait_indexed(self, timeout: float | None = None) -> bool:
+        """Wait until the search indexes hold every write made so far, saved to disk.
+
+        Writes are searchable the moment they return (documents the background indexer
+        has not reached are searched from memory), and `close()` does not wait for the
+        indexer: what it had not reached is indexed again at the next open, from the
+        store. A bulk ingest that wants its indexes on disk before it exits, or a
+        benchmark that times searches on a caught-up index, waits here.
+
+        Args:
+            timeout: Seconds to wait at most (None: as long as it takes).
+
+        Returns:
+            Whether the indexes caught up in time (the work goes on either way). True at
+            once where this process writes no index files (read-only, or another process
+            owns a shared store's index files).
+
+        Raises:
+            InvalidParameterError: `timeout` is negative or not a number.
+        """
+        return self._engine.wait_indexed(timeout)
+
     def reset_all_memory(self, confirm: bool = False) -> None:
         """Delete every record in every namespace, and the derived indexes.
 

@@ -251,6 +251,24 @@ impl PyEngine {
         run(py, &engine, || engine.flush())
     }
 
+    /// Wait at most `timeout` seconds (forever with None) for the indexes to
+    /// hold every write so far on disk; whether they do.
+    #[pyo3(signature = (timeout = None))]
+    fn wait_indexed(&self, py: Python<'_>, timeout: Option<f64>) -> BindResult<bool> {
+        let timeout = match timeout {
+            Some(t) if !(t.is_finite() && t >= 0.0) => {
+                return Err(BindError::Core(memcore::Error::invalid(
+                    "timeout",
+                    "timeout is seconds, 0 or more (None: wait as long as it takes).",
+                )));
+            }
+            // Past what a Duration holds: as long as it takes.
+            t => t.and_then(|t| std::time::Duration::try_from_secs_f64(t).ok()),
+        };
+        let engine = self.engine()?;
+        run(py, &engine, || engine.wait_indexed(timeout))
+    }
+
     /// Block until every write so far is indexed and every stored vector has
     /// its hubness value (the end of a batch; benchmarks and tests).
     fn settle_hubness(&self, py: Python<'_>) -> BindResult<()> {

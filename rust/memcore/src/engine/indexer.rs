@@ -14,6 +14,7 @@
 //! this process, and the store is marked for a rebuild at the next open.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -114,6 +115,9 @@ pub struct CompactReport {
 pub struct Indexer {
     jobs: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Set by [`Indexer::stop`]: the thread finishes its round and leaves
+    /// the rest of the queue to the next open's replay.
+    stopping: Arc<AtomicBool>,
 }
 
 struct Progress {
@@ -155,13 +159,17 @@ impl Indexer {
     /// Start the thread; `text_seq`/`vector_seq` are what the indexes cover now.
     pub fn start(indexes: Arc<Indexes>, text_seq: i64, vector_seq: i64, threads: usize) -> Self {
         let (tx, rx) = channel();
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop = stopping.clone();
         let thread = crate::priority::spawn_named("memcore-indexer", move || {
-            run(&indexes, &rx, Progress::new(text_seq, vector_seq), threads);
+            let progress = Progress::new(text_seq, vector_seq);
+            run(&indexes, &rx, progress, threads, &stop);
         })
         .expect("spawn indexer thread");
         Indexer {
             jobs: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
+            stopping,
         }
     }
 
@@ -177,6 +185,20 @@ impl Indexer {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.send(Job::Flush(tx));
         rx.recv().unwrap_or(Ok(()))
+    }
+
+    /// Like [`Indexer::flush`], for at most `timeout`: whether everything
+    /// queued so far was committed and saved in time (the work goes on
+    /// either way).
+    pub fn flush_within(&self, timeout: Duration) -> Result<bool> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(Job::Flush(tx));
+        match rx.recv_timeout(timeout) {
+            Ok(result) => result.map(|()| true),
+            // Not in time, or stopped meanwhile (what is left waits for the
+            // next open).
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Ok(false),
+        }
     }
 
     /// Block until every write so far is indexed and the hubness values are
@@ -207,8 +229,14 @@ impl Indexer {
         let _ = rx.recv();
     }
 
-    /// Finish all queued work, commit, save and stop the thread.
+    /// Finish the round in hand, commit and save what is applied with its
+    /// watermark, and stop the thread. Jobs still queued are dropped: the
+    /// indexes are derived, and the next open replays the log from the
+    /// watermarks (a bulk ingest of a million vectors the graph has not
+    /// caught up with would otherwise hold `close()` for as long as the
+    /// graph takes to insert them: 21 minutes, measured).
     pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
         drop(self.jobs.lock().take());
         if let Some(handle) = self.thread.lock().take() {
             let _ = handle.join();
@@ -222,7 +250,13 @@ impl Drop for Indexer {
     }
 }
 
-fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: usize) {
+fn run(
+    indexes: &Indexes,
+    rx: &Receiver<Job>,
+    mut progress: Progress,
+    threads: usize,
+    stopping: &AtomicBool,
+) {
     let mut last_job = Instant::now();
     loop {
         let mut round = Vec::new();
@@ -261,6 +295,11 @@ fn run(indexes: &Indexes, rx: &Receiver<Job>, mut progress: Progress, threads: u
             );
         }
         if !open {
+            return;
+        }
+        if stopping.load(Ordering::Acquire) {
+            // The rest of the queue is replayed at the next open.
+            let _ = checkpoint(indexes, &mut progress, true);
             return;
         }
         if hub_work && !progress.frozen {

@@ -425,6 +425,20 @@ impl Engine {
         self.indexer.get().map_or(Ok(()), |ix| ix.flush())
     }
 
+    /// Wait at most `timeout` (forever with `None`) for the indexes to hold
+    /// every write made so far, committed and saved: whether they do.
+    /// `close()` does not wait for them (the next open replays what they
+    /// lack); a bulk ingest that wants its indexes on disk waits here. A
+    /// process that indexes nothing to disk (read-only, or not the owner of
+    /// a shared store's index files) has nothing to wait for.
+    pub fn wait_indexed(&self, timeout: Option<std::time::Duration>) -> Result<bool> {
+        match (self.indexer.get(), timeout) {
+            (None, _) => Ok(true),
+            (Some(ix), None) => ix.flush().map(|()| true),
+            (Some(ix), Some(t)) => ix.flush_within(t),
+        }
+    }
+
     /// Block until every write so far is in the indexes and the hubness
     /// values of code chunks (see `crate::vector::HUB_KIND`) of every
     /// namespace that changed since it was last settled are computed again

@@ -236,6 +236,7 @@ NUMBER_CALLS: dict[str, dict[str, Any]] = {
     "store_memory": {"content": "another fact", "vector": unit(3)},
     "update_memory": {"memory_id": "<a memory>"},
     "wait_for_seq": {"min_seq": 0},
+    "wait_indexed": {},
 }
 NUMBER_EDGES = [-1, -(2**63), 2**63 - 1, 0, -1.0, 1e308, -1e308, 5e-324]
 

@@ -284,8 +284,13 @@ impl VectorIndex {
             return Ok(self.exact_in(&pending, query, k, &candidates, filter, catalog));
         }
         let mut hits = self.walk(query, k, admissible, |key| catalog.admits(key, filter))?;
+        // A key is in the graph and the buffer at once only for the moment
+        // between the indexer's insert and its removal: look for it among
+        // the walk's few hits, never among the buffer's own (that made a
+        // search quadratic in the buffer: 3.2 s at 100k pending).
+        let walked = hits.len();
         for (key, v) in pending.iter() {
-            if catalog.admits(*key, filter) && !hits.iter().any(|(h, _)| h == key) {
+            if catalog.admits(*key, filter) && !hits[..walked].iter().any(|(h, _)| h == key) {
                 hits.push((*key, dot(query, v)));
             }
         }

@@ -54,8 +54,9 @@ class StoreHealthAPI(FacadeBase):
         The copy is one consistent snapshot, taken while this or another process goes
         on writing: every write acknowledged before the call is in it. It is a single
         file (no write-ahead log) that opens as a store; the search indexes rebuild from
-        it on the first open. To restore, copy it over the store's ``memcore.db`` and
-        delete its ``index`` folder.
+        it on the first open. To restore, stop memcore, copy it over the store's
+        ``memcore.db`` and delete ``memcore.db-wal``, ``memcore.db-shm`` (the old file's log:
+        left there, it would be replayed onto the copy) and the ``index`` folder.
 
         Args:
             dest: A new file path, or an existing directory (receives ``memcore.db``,

@@ -65,7 +65,7 @@ def add_store_commands(commands: Any) -> None:
         description="Copy the database with SQLite's online backup API into one consistent "
         "file that opens as a store. Safe while another process writes: never copy a live "
         "store's files by hand. To restore: stop memcore, copy the backup over memcore.db "
-        "and delete the index folder beside it.",
+        "and delete memcore.db-wal, memcore.db-shm and the index folder beside it.",
     )
     backup.add_argument("dest", help="a new file, or an existing directory (gets memcore.db)")
     add_options(backup, STORE_OPTIONS)

@@ -231,3 +231,64 @@ fn a_running_process_takes_the_index_files_over_when_the_owner_closes() {
     assert!((100..180).all(|i| finds(&c, i) && finds_by_vector(&c, i)));
     assert!(c.check().unwrap().indexes.iter().all(|i| i.missing == 0));
 }
+
+/// The checks every open runs on the write-ahead log and its shared-memory
+/// index (a log shorter than the frames the index records is refused as
+/// damaged: store/health.rs) read files another process is writing: a writer
+/// appends frames and, once a checkpoint copied them all, starts the log over
+/// with new salts. None of that may look like damage to a process opening
+/// beside it.
+#[test]
+fn opens_beside_a_busy_writer_are_never_refused_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = shared(dir.path());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let writing = scope.spawn(|| {
+            // 2 KiB a memory: the log passes the checkpoint thread's 1000
+            // pages every few hundred writes and restarts after it. Bounded,
+            // so a slow machine does not fill its disk.
+            let filler = "x".repeat(2_000);
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && i < 6_000 {
+                writer
+                    .store_memory(NewMemory::text(format!("{} {filler}", tag(i))))
+                    .unwrap();
+                i += 1;
+            }
+            i
+        });
+        let mut refused = Vec::new();
+        // The log's salts, new at each restart of the log.
+        let mut salts = std::collections::HashSet::new();
+        for _ in 0..12 {
+            if let Ok(header) = std::fs::read(dir.path().join("memcore.db-wal")) {
+                salts.extend(header.get(16..24).map(<[u8]>::to_vec));
+            }
+            match Engine::open(
+                dir.path(),
+                &EngineOptions {
+                    shared: true,
+                    ..EngineOptions::default()
+                },
+            ) {
+                Ok(engine) => drop(engine),
+                Err(e) => refused.push(e.to_string()),
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let written = writing.join().unwrap();
+        assert!(
+            refused.is_empty(),
+            "{} refused: {}",
+            refused.len(),
+            refused[0]
+        );
+        assert!(written > 300, "the writer wrote only {written}");
+        assert!(
+            salts.len() > 1,
+            "the log never restarted ({written} writes)"
+        );
+    });
+}

@@ -146,10 +146,12 @@ impl Engine {
                     report.integrity.join("; ")
                 ),
                 fix: format!(
-                    "Restore the latest backup made by `memcore backup` (copy it over {} and \
-                     delete {} so the indexes rebuild); `sqlite3 {} .recover` may salvage rows \
-                     from the damaged file.",
+                    "Restore the latest backup made by `memcore backup` (copy it over {}, \
+                     delete {} and {} and {} so the indexes rebuild); `sqlite3 {} .recover` \
+                     may salvage rows from the damaged file.",
                     db.display(),
+                    health::wal_path(&db).display(),
+                    health::shm_path(&db).display(),
                     self.dir().join(INDEX_DIR).display(),
                     db.display()
                 ),
@@ -272,7 +274,7 @@ pub fn repair_store(
     accept_empty: bool,
 ) -> Result<RepairReport> {
     let db = dir.join(DB_FILE);
-    if !db.exists() && !indexes_exist(dir) {
+    if !db.exists() && !indexes_exist(dir) && !health::wal_path(&db).exists() {
         return Err(Error::NotFound {
             kind: "Store",
             id: db.display().to_string(),
@@ -299,7 +301,7 @@ pub fn repair_store(
         // Nobody opens the store while its files move.
         let _lock = DirLock::acquire(dir)?;
         if accept_empty && health::log_damage(&db).is_some() {
-            report.log_set_aside = Some(cut_log_at_damage(&db)?);
+            report.log_set_aside = cut_log_at_damage(&db)?;
         }
         if !database_readable(&db) {
             if !accept_empty {
@@ -308,17 +310,24 @@ pub fn repair_store(
                     "is damaged (it fails SQLite's quick_check)",
                 ));
             }
+            let wal = health::wal_path(&db);
             if db.exists() {
                 // The log goes along under the matching name: the pair may
                 // still be salvaged (`sqlite3 FILE .recover`).
                 let aside = sibling(&db, &format!(".damaged-{}", now_micros()));
                 std::fs::rename(&db, &aside).map_err(|e| Error::io(&db, e))?;
-                let wal = health::wal_path(&db);
                 if wal.exists() {
                     let wal_aside = health::wal_path(&aside);
                     std::fs::rename(&wal, &wal_aside).map_err(|e| Error::io(&wal, e))?;
                 }
                 report.database_set_aside = Some(aside);
+            } else if wal.exists() {
+                // A log without its database (deleted after a crash): left
+                // in place, it would keep the new empty store refused, since
+                // frames beside a missing file show the store held data.
+                let aside = sibling(&wal, &format!(".damaged-{}", now_micros()));
+                std::fs::rename(&wal, &aside).map_err(|e| Error::io(&wal, e))?;
+                report.log_set_aside = Some(aside);
             }
             let _ = std::fs::remove_file(health::shm_path(&db));
         } else if let Err(disagreement) = log_agrees(&db) {
@@ -347,21 +356,39 @@ fn finish(engine: &Engine, mut report: RepairReport) -> Result<RepairReport> {
     Ok(report)
 }
 
-/// Keep a copy of the damaged write-ahead log beside it, then let SQLite
-/// recover what comes before the damage and fold it into the database
-/// (the log is emptied). Returns where the copy is.
-fn cut_log_at_damage(db: &Path) -> Result<PathBuf> {
+/// Keep a copy of the damaged write-ahead log beside it (if there is one),
+/// then let SQLite recover what comes before the damage and fold it into
+/// the database (the log is emptied). Returns where the copy is.
+fn cut_log_at_damage(db: &Path) -> Result<Option<PathBuf>> {
     let wal = health::wal_path(db);
-    let aside = sibling(&wal, &format!(".damaged-{}", now_micros()));
-    std::fs::copy(&wal, &aside).map_err(|e| Error::io(&wal, e))?;
+    let aside = wal
+        .exists()
+        .then(|| sibling(&wal, &format!(".damaged-{}", now_micros())));
+    if let Some(aside) = &aside {
+        std::fs::copy(&wal, aside).map_err(|e| Error::io(&wal, e))?;
+    }
+    // SQLite rebuilds its shared-memory index from the log (no process has
+    // it open): the frames it recorded and the log lost are given up.
+    let _ = std::fs::remove_file(health::shm_path(db));
     let conn = Connection::open(db)?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(aside)
 }
 
 /// Whether the database's rows agree with its operation log (see `verify`).
+/// A database without memcore's tables agrees: its schema was written only
+/// to a log that is gone (a store that never checkpointed), nothing remains,
+/// and the open that follows creates the schema in it.
 fn log_agrees(db: &Path) -> Result<()> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'oplog'",
+        [],
+        |r| r.get(0),
+    )?;
+    if tables == 0 {
+        return Ok(());
+    }
     super::verify::log_agrees(&conn, db)
 }
 
@@ -435,6 +462,83 @@ mod tests {
             engine.store_memory(NewMemory::text(&text)).unwrap();
         }
         engine.flush().unwrap();
+    }
+
+    /// The files a process that died with the store open leaves behind (the
+    /// database, its log with the last writes, the log's shared-memory
+    /// index), copied into `to` while `engine` still has them open. The
+    /// index folder stays behind: the copy's indexes rebuild from its
+    /// database, so only the log checks can see what the database lacks.
+    fn crash_copy(engine: &Engine, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        let db = engine.store.db_path();
+        for path in [db.clone(), health::wal_path(&db), health::shm_path(&db)] {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_log_deleted_or_cut_short_after_a_crash_is_refused_and_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        fill(&engine, 0, 30);
+        let copies = tempfile::tempdir().unwrap();
+        let copy = |name: &str| {
+            let to = copies.path().join(name);
+            crash_copy(&engine, &to);
+            to
+        };
+        let whole = copy("whole");
+        let deleted = copy("deleted");
+        let cut = copy("cut");
+        let alone = copy("alone");
+        drop(engine);
+
+        // What a kill -9 leaves opens with every write, without a word.
+        let reopened = open(&whole);
+        assert_eq!(reopened.count_memories("default").unwrap(), 30);
+        drop(reopened);
+
+        // The log deleted, or cut short: SQLite would open the database
+        // without the writes the log held (all 30: no checkpoint ran yet).
+        let wal = health::wal_path(&deleted.join(DB_FILE));
+        std::fs::remove_file(&wal).unwrap();
+        let cut_wal = health::wal_path(&cut.join(DB_FILE));
+        let len = std::fs::metadata(&cut_wal).unwrap().len();
+        std::fs::File::options()
+            .write(true)
+            .open(&cut_wal)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+        for (store, log) in [(&deleted, &wal), (&cut, &cut_wal)] {
+            match Engine::open(store, &EngineOptions::default()) {
+                Err(Error::Damaged { path, message }) => {
+                    assert_eq!(&path, log);
+                    assert!(message.contains("missing or shorter"), "{message}");
+                }
+                Ok(engine) => panic!(
+                    "opened with {} of 30 memories",
+                    engine.count_memories("default").unwrap()
+                ),
+                Err(other) => panic!("{other:?}"),
+            }
+            // Refused again: the refusal did not wipe its own evidence.
+            assert!(Engine::open(store, &EngineOptions::default()).is_err());
+            let report = repair_store(store, &EngineOptions::default(), true).unwrap();
+            assert_eq!(report.log_set_aside.is_some(), store == &cut, "{report:?}");
+            let repaired = open(store);
+            assert!(repaired.count_memories("default").unwrap() < 30);
+            assert!(repaired.check().unwrap().is_ok());
+        }
+
+        // The database deleted with its log left: repair sets the log aside
+        // and starts empty (the log alone keeps every open refused).
+        std::fs::remove_file(alone.join(DB_FILE)).unwrap();
+        assert!(Engine::open(&alone, &EngineOptions::default()).is_err());
+        let report = repair_store(&alone, &EngineOptions::default(), true).unwrap();
+        assert!(report.log_set_aside.is_some(), "{report:?}");
+        assert_eq!(open(&alone).count_memories("default").unwrap(), 0);
     }
 
     #[test]

@@ -147,10 +147,11 @@ pub fn ensure_whole(db_path: &Path, held_data: bool) -> Result<(), Error> {
 }
 
 /// Refuse a write-ahead log SQLite would cut short: one with committed
-/// frames past a damaged one (see `super::wal`). A writer of another
-/// process appending or restarting the log while it is read could make a
-/// sound log look damaged for a moment, so damage is confirmed by a second
-/// reading before the open is refused.
+/// frames past a damaged one, or one shorter than (or without) the frames
+/// the shared-memory index a dead writer left records (see `super::wal`). A
+/// writer of another process appending or restarting the log while it is
+/// read could make a sound log look damaged for a moment, so damage is
+/// confirmed by a second reading before the open is refused.
 pub fn ensure_log_whole(db_path: &Path) -> Result<(), Error> {
     let Some(first) = log_damage(db_path) else {
         return Ok(());
@@ -162,12 +163,33 @@ pub fn ensure_log_whole(db_path: &Path) -> Result<(), Error> {
     }
 }
 
-/// The WAL's report when it would lose commits (unreadable files are left
-/// to SQLite, which says what is wrong with them).
-pub fn log_damage(db_path: &Path) -> Option<WalReport> {
+/// How a write-ahead log would lose committed writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogDamage {
+    /// Committed frames follow a damaged one (or a damaged header).
+    Frames(WalReport),
+    /// The log is gone or holds fewer frames than its shared-memory index
+    /// records, `lost` of them committed and not in the database.
+    Short { lost: u64, recorded: u64 },
+}
+
+/// What would lose committed writes in the log beside `db_path`, if
+/// anything (unreadable files are left to SQLite, which says what is wrong
+/// with them).
+pub fn log_damage(db_path: &Path) -> Option<LogDamage> {
     let page_size = page_size(db_path)?;
-    let report = wal::inspect(&wal_path(db_path), page_size).ok()??;
-    report.loses_commits().then_some(report)
+    // The index first: a live writer only ever adds frames after it.
+    let index = wal::inspect_index(&shm_path(db_path));
+    let report = wal::inspect(&wal_path(db_path), page_size).ok().flatten();
+    if let Some(report) = report.as_ref().filter(|r| r.loses_commits()) {
+        return Some(LogDamage::Frames(report.clone()));
+    }
+    let index = index?;
+    let lost = wal::frames_lost(&index, report.as_ref());
+    (lost > 0).then_some(LogDamage::Short {
+        lost,
+        recorded: index.frames,
+    })
 }
 
 /// The database's page size, from its header.
@@ -184,31 +206,42 @@ fn page_size(db_path: &Path) -> Option<usize> {
 }
 
 /// The error for a write-ahead log that would lose committed writes.
-fn damaged_log(db_path: &Path, report: &WalReport) -> Error {
+fn damaged_log(db_path: &Path, damage: &LogDamage) -> Error {
     let dir = db_path.parent().unwrap_or(Path::new("."));
     let wal = wal_path(db_path);
-    let at = report.first_bad.map_or(0, |f| f + 1);
-    let what = if report.header_damaged {
-        "its header is damaged, so SQLite would ignore every frame".to_owned()
-    } else {
-        format!(
-            "frame {at} of {} fails SQLite's checksum, so SQLite would end the log at frame {}",
-            report.frames, report.kept
-        )
+    let what = match damage {
+        LogDamage::Frames(report) if report.header_damaged => format!(
+            "its header is damaged, so SQLite would ignore every frame and drop {} committed \
+             write(s) without a word",
+            report.dropped_commits
+        ),
+        LogDamage::Frames(report) => format!(
+            "frame {} of {} fails SQLite's checksum, so SQLite would end the log at frame {} \
+             and drop {} committed write(s) after the damage without a word",
+            report.first_bad.map_or(0, |f| f + 1),
+            report.frames,
+            report.kept,
+            report.dropped_commits
+        ),
+        LogDamage::Short { lost, recorded } => format!(
+            "it is missing or shorter than the {recorded} frames its shared-memory index {shm} \
+             records (left by a process that stopped without closing the store): {lost} \
+             frame(s) of committed writes are in neither the log nor the database",
+            shm = shm_path(db_path).display()
+        ),
     };
     Error::Damaged {
         path: wal.clone(),
         message: format!(
-            "The write-ahead log {wal} of the memcore database {db} is damaged: {what}, and \
-             drop {n} committed write(s) after the damage without a word. It was not opened, \
-             so nothing more is lost. To recover, restore a backup made by `memcore backup` \
-             (copy it over {db}, delete {wal} and {index}), or run `memcore repair \
-             --accept-empty --data-dir {dir}` to keep the writes before the damage (the \
-             damaged log is kept beside it); then `memcore check --data-dir {dir}` says \
-             whether the store is sound.",
+            "The write-ahead log {wal} of the memcore database {db} is damaged: {what}. It \
+             was not opened, so nothing more is lost. To recover, restore a backup made by \
+             `memcore backup` (copy it over {db}, delete {wal}, {shm} and {index}), or run \
+             `memcore repair --accept-empty --data-dir {dir}` to keep the writes before the \
+             damage (the damaged log is kept beside it); then `memcore check --data-dir \
+             {dir}` says whether the store is sound.",
             wal = wal.display(),
+            shm = shm_path(db_path).display(),
             db = db_path.display(),
-            n = report.dropped_commits,
             index = dir.join("index").display(),
             dir = dir.display(),
         ),
@@ -224,11 +257,14 @@ pub fn damaged(db_path: &Path, what: &str) -> Error {
         message: format!(
             "The memcore database {db} {what}. It was not opened, so nothing more is \
              lost. To recover, restore a backup made by `memcore backup`: copy it over \
-             {db} and delete {index} so the search indexes rebuild from it. To start \
+             {db}, delete {wal} and {shm} (what is left of the damaged file's log) and \
+             {index} so the search indexes rebuild from it. To start \
              empty on purpose, run `memcore repair --accept-empty --data-dir {dir}` (it \
              keeps the damaged file beside it) or delete {index}; `memcore check --data-dir \
              {dir}` then says whether the store is sound.",
             db = db_path.display(),
+            wal = wal_path(db_path).display(),
+            shm = shm_path(db_path).display(),
             index = dir.join("index").display(),
             dir = dir.display(),
         ),

@@ -24,6 +24,15 @@
 //! frame is a commit, committed writes would be dropped, and the open says
 //! so. Frames of an older log left behind a restarted one carry other salts
 //! and are ignored, as SQLite ignores them.
+//!
+//! A log cut short, or deleted, leaves no damaged frame to see. But a process
+//! that died with the database open leaves its shared-memory index (`-shm`)
+//! behind, whose header records how many frames the log held up to its last
+//! commit (`mxFrame`) and how many a checkpoint had already copied into the
+//! database (`nBackfill`); SQLite rebuilds that index from the log without
+//! reading it, so the frames past what the log still holds are dropped
+//! silently too. [`inspect_index`] reads it (native byte order, two copies of
+//! a 48-byte header with their own checksum) so the open can compare.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -36,6 +45,62 @@ const MAGIC: u32 = 0x377f_0682;
 const VERSION: u32 = 3_007_000;
 const HEADER_LEN: usize = 32;
 const FRAME_HEADER_LEN: usize = 24;
+
+/// What the shared-memory index of a log records, when its header is sound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexRecord {
+    /// Frames of the log up to its last commit.
+    pub frames: u64,
+    /// Frames a checkpoint already copied into the database.
+    pub backfilled: u64,
+    /// The log's salts, as its header holds them.
+    pub salts: [u8; 8],
+}
+
+/// The wal-index header's version.
+const INDEX_VERSION: u32 = 3_007_000;
+/// One copy of the wal-index header, and where the checkpoint record starts.
+const INDEX_HEADER_LEN: usize = 48;
+const CHECKPOINT_INFO_AT: usize = 2 * INDEX_HEADER_LEN;
+
+/// Read the shared-memory index at `shm` (`None`: absent, or a header that
+/// is not sound: SQLite then rebuilds it, as it always does after a crash).
+pub fn inspect_index(shm: &Path) -> Option<IndexRecord> {
+    let mut bytes = [0u8; CHECKPOINT_INFO_AT + 4];
+    File::open(shm).ok()?.read_exact(&mut bytes).ok()?;
+    let (first, second) = (
+        &bytes[..INDEX_HEADER_LEN],
+        &bytes[INDEX_HEADER_LEN..CHECKPOINT_INFO_AT],
+    );
+    let native = |b: &[u8], at: usize| u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let big_endian = cfg!(target_endian = "big");
+    let sound = first == second
+        && native(first, 0) == INDEX_VERSION
+        && first[12] == 1
+        && Checksum(0, 0).over(&first[..40], big_endian)
+            == Checksum(native(first, 40), native(first, 44));
+    if !sound {
+        return None;
+    }
+    let mut salts = [0u8; 8];
+    salts.copy_from_slice(&first[32..40]);
+    Some(IndexRecord {
+        frames: u64::from(native(first, 16)),
+        backfilled: u64::from(native(&bytes, CHECKPOINT_INFO_AT)),
+        salts,
+    })
+}
+
+/// Committed frames the shared-memory index records that neither the log
+/// (`report`, `None`: no log) nor the database holds any more: the log was
+/// deleted, cut short, or replaced since the process that wrote it died.
+pub fn frames_lost(index: &IndexRecord, report: Option<&WalReport>) -> u64 {
+    let pending = index.frames.saturating_sub(index.backfilled);
+    match report {
+        Some(log) if log.salts == index.salts => index.frames.saturating_sub(log.kept),
+        _ => pending,
+    }
+}
 
 /// What reading a write-ahead log found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -52,6 +117,8 @@ pub struct WalReport {
     pub dropped_commits: u64,
     /// Whether the header itself is damaged (SQLite then ignores every frame).
     pub header_damaged: bool,
+    /// The header's salts, as stored.
+    pub salts: [u8; 8],
 }
 
 impl WalReport {
@@ -126,6 +193,7 @@ pub fn inspect(wal: &Path, page_size: usize) -> std::io::Result<Option<WalReport
         header_damaged: !header_sound,
         ..WalReport::default()
     };
+    report.salts.copy_from_slice(&header[16..24]);
     // The log's salts: the header's, or with a damaged header the first
     // frame's (a log restarts at frame 0, so frame 0 is always of this log).
     let mut salts = header_sound.then(|| (be_u32(&header, 16), be_u32(&header, 20)));
@@ -315,6 +383,75 @@ mod tests {
         );
         assert!(!report.loses_commits(), "{report:?}");
         assert_eq!(rows_seen(&db), Some(40));
+    }
+
+    /// The copies of a live database, its log and its shared-memory index.
+    fn crashed(dir: &Path, commits: usize) -> (PathBuf, PathBuf, PathBuf) {
+        let (db, wal) = logged(dir, commits, None);
+        let shm = dir.join("copy.db-shm");
+        // `logged` dropped its connection; open one again that keeps the log.
+        let live = dir.join("live2.db");
+        let conn = Connection::open(&live).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (i INTEGER PRIMARY KEY, v BLOB);",
+        )
+        .unwrap();
+        for i in 0..commits {
+            conn.execute("INSERT INTO t VALUES (?1, randomblob(3000))", [i as i64])
+                .unwrap();
+        }
+        for (from, to) in [
+            ("live2.db", &db),
+            ("live2.db-wal", &wal),
+            ("live2.db-shm", &shm),
+        ] {
+            std::fs::copy(dir.join(from), to).unwrap();
+        }
+        drop(conn);
+        (db, wal, shm)
+    }
+
+    #[test]
+    fn a_log_deleted_or_cut_short_after_a_crash_is_seen_in_its_shared_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, wal, shm) = crashed(dir.path(), 20);
+        let index = inspect_index(&shm).expect("a sound index");
+        assert!(index.frames > index.backfilled, "{index:?}");
+        let whole = inspect(&wal, PAGE).unwrap().unwrap();
+        assert_eq!(frames_lost(&index, Some(&whole)), 0);
+        assert_eq!(crate::store::health::log_damage(&db), None);
+
+        // Cut short at a frame boundary: no damaged frame, commits gone.
+        let keep = frame_offset(whole.frames / 2);
+        File::options()
+            .write(true)
+            .open(&wal)
+            .unwrap()
+            .set_len(keep)
+            .unwrap();
+        let short = inspect(&wal, PAGE).unwrap().unwrap();
+        assert!(!short.loses_commits());
+        assert!(frames_lost(&index, Some(&short)) > 0);
+        assert!(matches!(
+            crate::store::health::log_damage(&db),
+            Some(crate::store::health::LogDamage::Short { .. })
+        ));
+
+        // Deleted.
+        std::fs::remove_file(&wal).unwrap();
+        assert_eq!(frames_lost(&index, None), index.frames - index.backfilled);
+        let refused = crate::store::health::ensure_log_whole(&db).unwrap_err();
+        assert!(
+            refused.to_string().contains("missing or shorter"),
+            "{refused}"
+        );
+
+        // A damaged index is no evidence (SQLite rebuilds it anyway).
+        let mut bytes = std::fs::read(&shm).unwrap();
+        bytes[20] ^= 1;
+        std::fs::write(&shm, bytes).unwrap();
+        assert_eq!(inspect_index(&shm), None);
     }
 
     #[test]

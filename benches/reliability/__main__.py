@@ -1,11 +1,13 @@
 """The reliability run: schema fuzzing of every tool, HTTP load from 8 clients, kill -9
-loops of one writer, and kill -9 loops across 4 processes writing one store, with the
-counts merged into ``results/reliability.json`` and ``.md``.
+loops of one writer, kill -9 loops across 4 processes writing one store, random damage of
+every file of a data folder, and a PostgreSQL node's replica opened where its database is
+not, with the counts merged into ``results/reliability.json`` and ``.md``.
 
     python -m benches.reliability            # medium: a few minutes
     python -m benches.reliability --long     # 10,000 cases per tool, 10 min of load, 100 kills
                                              # of one writer, 100 among 4 processes
     python -m benches.reliability --fuzz-cases 50 --load-seconds 10 --kills 5 --out /tmp/r
+    python -m benches.reliability --phases damage,replicas --damage-trials 120
 
 The long run can be done in pieces: ``--phases load,kills,processes`` runs only those,
 ``--tools a,b`` fuzzes only those tools, ``--resume`` fuzzes only the tools whose recorded
@@ -28,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benches.reliability import fuzz, jobs, kills, load, processes, results
+from benches.reliability import damage, fuzz, jobs, kills, load, processes, replicas, results
 from benches.reliability.client import ROOT
 
 RESULTS = ROOT / "benches" / "results"
@@ -38,6 +40,8 @@ MEDIUM = {
     "load_seconds": 60.0,
     "kills": 20,
     "process_kills": 20,
+    "damage_trials": 120,
+    "replica_rounds": 2,
 }
 LONG = {
     "fuzz_cases": 10_000,
@@ -45,8 +49,10 @@ LONG = {
     "load_seconds": 600.0,
     "kills": 100,
     "process_kills": 100,
+    "damage_trials": 300,
+    "replica_rounds": 5,
 }
-PHASES = ("fuzz", "load", "kills", "processes")
+PHASES = ("fuzz", "load", "kills", "processes", "damage", "replicas")
 #: Processes writing one store in the ``processes`` phase.
 WRITERS = 4
 
@@ -65,10 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--process-kills", type=int, help=f"kill -9 rounds among {WRITERS} writer processes"
     )
+    parser.add_argument("--damage-trials", type=int, help="random damages, one file each")
+    parser.add_argument("--replica-rounds", type=int, help="rounds of the replica scenarios")
     parser.add_argument(
         "--phases",
         default=",".join(PHASES),
-        help="which of fuzz,load,kills,processes to run (all)",
+        help="which of fuzz,load,kills,processes,damage,replicas to run (all)",
     )
     parser.add_argument("--tools", help="fuzz only these tools (comma-separated)")
     parser.add_argument(
@@ -116,6 +124,19 @@ def main(argv: list[str] | None = None) -> int:
             record.phase("process_kills", shared)
             print(_processes_line(shared), flush=True)
             failed |= processes.failed(shared)
+        if "damage" in phases:
+            damaged = damage.run(work / "damage", trials=int(plan["damage_trials"]))
+            record.phase("damage", damaged)
+            print(_damage_line(damaged), flush=True)
+            failed |= bool(damaged["outcomes"]["silent_wrong"] or damaged["outcomes"]["crash"])
+        if "replicas" in phases:
+            checked = replicas.run(work / "replicas", rounds=int(plan["replica_rounds"]))
+            if "skipped" in checked:
+                print(f"replica identity: skipped ({checked['skipped']})", flush=True)
+            else:
+                record.phase("replica_identity", checked)
+                print(f"replica identity: {checked['outcomes']}", flush=True)
+                failed |= bool(checked["outcomes"]["served_wrong"])
         if "fuzz" in phases:
             failed |= run_fuzz(work / "fuzz", plan, args, record)
     print(f"wrote {args.out / 'reliability.json'} and reliability.md")
@@ -173,6 +194,10 @@ def _load_line(h: dict[str, Any]) -> str:
         f"{h['errors']} errors, {h['protocol_errors']} protocol errors, "
         f"{h['transport_errors']} transport errors"
     )
+
+
+def _damage_line(d: dict[str, Any]) -> str:
+    return f"damage: {d['trials']} trials, {d['outcomes']}"
 
 
 def _kill_line(k: dict[str, Any]) -> str:

@@ -20,7 +20,13 @@ from typing import Any
 from benches.reliability.client import ROOT
 
 #: What the long run asks for (``python -m benches.reliability --long``).
-TARGET = {"fuzz_cases_per_tool": 10_000, "load_seconds": 600, "kills": 100, "process_kills": 100}
+TARGET = {
+    "fuzz_cases_per_tool": 10_000,
+    "load_seconds": 600,
+    "kills": 100,
+    "process_kills": 100,
+    "damage_trials": 300,
+}
 
 
 class Recorder:
@@ -133,6 +139,12 @@ def fuzz_summary(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _silent(d: dict[str, Any]) -> str:
+    """How the silent-wrong damage showed, when there was any."""
+    kinds = d.get("silent") or {}
+    return f" ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})" if kinds else ""
+
+
 def render(data: dict[str, Any]) -> str:
     """The results as a short Markdown report."""
     target = TARGET["fuzz_cases_per_tool"]
@@ -175,6 +187,52 @@ def render(data: dict[str, Any]) -> str:
         )
     if "process_kills" in data:
         lines.append(_process_kills_row(data["process_kills"]))
+    if "damage" in data:
+        d = data["damage"]
+        o = d["outcomes"]
+        lines.append(
+            f"| random damage of every file | {d['trials']} trials, each one file of a data "
+            f"folder of {d['memories']} memories (cleanly closed, or left by a crash) damaged "
+            "by bit flips, a 4 KiB block of garbage or zeros, truncation or deletion, opened "
+            f"in a subprocess | {o['refused']} refused (refused again on a second open; "
+            f"{d.get('repaired', 0)} then made sound by `repair --accept-empty`), "
+            f"{o['healed']} healed, "
+            f"{o['opened_correct']} opened correct, {o['silent_wrong']} silent wrong"
+            f"{_silent(d)}, "
+            f"{o['crash']} crashes | {_when(d)} |"
+        )
+    if "replica_identity" in data:
+        r = data["replica_identity"]
+        o = r["outcomes"]
+        lines.append(
+            f"| replica of another database | {r['trials']} trials ({r['rounds']} rounds of "
+            f"{len(r['per_scenario'])} scenarios: dropped and created again, another "
+            "database, another cluster, a database that lost writes, replaced under a running "
+            f"node, two nodes on one folder) | {o['refused']} refused, {o['own_folder']} "
+            f"opened their database's own folder, {o['served_wrong']} served the wrong "
+            f"database | {_when(r)} |"
+        )
+    if "damage" in data:
+        lines += [
+            "",
+            "## Damage by file",
+            "",
+            "| file | refused | healed | opened correct | silent wrong | crash |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, counts in data["damage"]["by_file"].items():
+            cells = " | ".join(
+                str(counts.get(k, 0))
+                for k in ("refused", "healed", "opened_correct", "silent_wrong", "crash")
+            )
+            lines.append(f"| `{name}` | {cells} |")
+        for bad in data["damage"].get("bad", []):
+            lines.append(f"- {bad['outcome']}: {bad['file']} ({bad['damage']}): {bad['detail']}")
+        for bad in data["damage"].get("repair_failed", []):
+            lines.append(
+                f"- refused, and `repair --accept-empty` left it unsound: {bad['file']} "
+                f"({bad['damage']}): {bad['repair_failed']}"
+            )
     if "fuzz" in data:
         fuzz = data["fuzz"]
         lines += [

@@ -312,15 +312,7 @@ pub fn repair_store(
             }
             let wal = health::wal_path(&db);
             if db.exists() {
-                // The log goes along under the matching name: the pair may
-                // still be salvaged (`sqlite3 FILE .recover`).
-                let aside = sibling(&db, &format!(".damaged-{}", now_micros()));
-                std::fs::rename(&db, &aside).map_err(|e| Error::io(&db, e))?;
-                if wal.exists() {
-                    let wal_aside = health::wal_path(&aside);
-                    std::fs::rename(&wal, &wal_aside).map_err(|e| Error::io(&wal, e))?;
-                }
-                report.database_set_aside = Some(aside);
+                report.database_set_aside = Some(set_aside(&db)?);
             } else if wal.exists() {
                 // A log without its database (deleted after a crash): left
                 // in place, it would keep the new empty store refused, since
@@ -344,8 +336,38 @@ pub fn repair_store(
             std::fs::remove_dir_all(&index).map_err(|e| Error::io(&index, e))?;
         }
     }
-    let engine = Engine::open(dir, &options)?;
+    let engine = match Engine::open(dir, &options) {
+        // Damage SQLite's checks cannot see (a record's text that is no
+        // longer UTF-8) still refuses the open: starting empty, the damaged
+        // file kept, is what `accept_empty` asked for.
+        Err(Error::Damaged { path, .. }) if accept_empty && path == db => {
+            let lock = DirLock::acquire(dir)?;
+            report.database_set_aside = Some(set_aside(&db)?);
+            let _ = std::fs::remove_file(health::shm_path(&db));
+            let index = dir.join(INDEX_DIR);
+            if index.exists() {
+                std::fs::remove_dir_all(&index).map_err(|e| Error::io(&index, e))?;
+            }
+            drop(lock);
+            Engine::open(dir, &options)?
+        }
+        other => other?,
+    };
     finish(&engine, report)
+}
+
+/// Move a damaged database aside as `memcore.db.damaged-<time>`, its log
+/// along under the matching name (the pair may still be salvaged with
+/// `sqlite3 FILE .recover`); returns where it went.
+fn set_aside(db: &Path) -> Result<PathBuf> {
+    let aside = sibling(db, &format!(".damaged-{}", now_micros()));
+    std::fs::rename(db, &aside).map_err(|e| Error::io(db, e))?;
+    let wal = health::wal_path(db);
+    if wal.exists() {
+        let wal_aside = health::wal_path(&aside);
+        std::fs::rename(&wal, &wal_aside).map_err(|e| Error::io(&wal, e))?;
+    }
+    Ok(aside)
 }
 
 fn finish(engine: &Engine, mut report: RepairReport) -> Result<RepairReport> {
@@ -515,7 +537,10 @@ mod tests {
             match Engine::open(store, &EngineOptions::default()) {
                 Err(Error::Damaged { path, message }) => {
                     assert_eq!(&path, log);
-                    assert!(message.contains("missing or shorter"), "{message}");
+                    assert!(
+                        message.contains("frame(s) of committed writes are in neither"),
+                        "{message}"
+                    );
                 }
                 Ok(engine) => panic!(
                     "opened with {} of 30 memories",
@@ -539,6 +564,37 @@ mod tests {
         let report = repair_store(&alone, &EngineOptions::default(), true).unwrap();
         assert!(report.log_set_aside.is_some(), "{report:?}");
         assert_eq!(open(&alone).count_memories("default").unwrap(), 0);
+    }
+
+    #[test]
+    fn a_stored_text_that_is_no_longer_utf8_is_refused_as_damage_with_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        fill(&open(dir.path()), 0, 5);
+        // A flipped bit inside a record's text: SQLite's pages stay sound.
+        Connection::open(dir.path().join(DB_FILE))
+            .unwrap()
+            .execute_batch(
+                "UPDATE memories SET content = CAST(X'66ff6f' AS TEXT) WHERE doc_key = \
+                 (SELECT min(doc_key) FROM memories)",
+            )
+            .unwrap();
+        match Engine::open(dir.path(), &EngineOptions::default()) {
+            Err(Error::Damaged { path, message }) => {
+                assert_eq!(path, dir.path().join(DB_FILE));
+                assert!(message.contains("memcore backup"), "{message}");
+            }
+            Ok(_) => panic!("opened"),
+            Err(other) => panic!("refused without the fix: {other:?}"),
+        }
+        // SQLite finds its pages sound, so only starting empty gets past it.
+        let options = EngineOptions::default();
+        assert!(repair_store(dir.path(), &options, false).is_err());
+        let report = repair_store(dir.path(), &options, true).unwrap();
+        assert!(
+            report.database_set_aside.as_ref().unwrap().exists(),
+            "{report:?}"
+        );
+        assert_eq!(open(dir.path()).count_memories("default").unwrap(), 0);
     }
 
     #[test]

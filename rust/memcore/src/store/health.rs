@@ -224,9 +224,10 @@ fn damaged_log(db_path: &Path, damage: &LogDamage) -> Error {
             report.dropped_commits
         ),
         LogDamage::Short { lost, recorded } => format!(
-            "it is missing or shorter than the {recorded} frames its shared-memory index {shm} \
-             records (left by a process that stopped without closing the store): {lost} \
-             frame(s) of committed writes are in neither the log nor the database",
+            "it is missing, shorter than, or damaged within the {recorded} frames its \
+             shared-memory index {shm} records (left by a process that stopped without \
+             closing the store): {lost} frame(s) of committed writes are in neither the \
+             log SQLite would read nor the database",
             shm = shm_path(db_path).display()
         ),
     };
@@ -281,6 +282,9 @@ pub fn is_damage(error: &rusqlite::Error) -> bool {
         }
         rusqlite::Error::InvalidColumnType(..)
         | rusqlite::Error::FromSqlConversionFailure(..)
+        // A flipped bit in a stored text that is no longer UTF-8: the page
+        // is sound to SQLite, the record is not (found by the damage trials).
+        | rusqlite::Error::Utf8Error(..)
         | rusqlite::Error::IntegralValueOutOfRange(..) => true,
         _ => false,
     }

@@ -443,7 +443,9 @@ mod tests {
         assert_eq!(frames_lost(&index, None), index.frames - index.backfilled);
         let refused = crate::store::health::ensure_log_whole(&db).unwrap_err();
         assert!(
-            refused.to_string().contains("missing or shorter"),
+            refused
+                .to_string()
+                .contains("frame(s) of committed writes are in neither"),
             "{refused}"
         );
 

@@ -12,6 +12,8 @@ is made from one source of truth:
   ``python -m benches.quality``, then this),
 - the wheel check's record (``benches/results/wheel.json``, written by
   ``benches/wheel_check.sh``),
+- the reliability run's counts (``benches/results/reliability.json``: run
+  ``python -m benches.reliability``, or only some of its phases, then this),
 - the code itself: the tool registry (groups, profiles and the size of ``tools/list``) and
   every setting of the server and the CLI (flag, variable, help with its default).
 
@@ -212,6 +214,74 @@ def _headline() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _when(entry: dict[str, Any]) -> str:
+    return f"{entry.get('commit', '?')}, {str(entry.get('date', '?'))[:10]}"
+
+
+def _reliability() -> str:
+    """README's reliability table: the kill -9, damage and replica phases, each with the
+    commit and date it ran on."""
+    data = _load("reliability.json")
+    lines = ["| check | what ran | outcome | commit, date |", "|---|---|---|---|"]
+    if "kills" in data:
+        k = data["kills"]
+        lines.append(
+            f"| kill -9 of a writer | {k['rounds']} kills, {k['acknowledged']:,} acknowledged "
+            f"writes | {k['lost']} lost, {k['unfindable']} unfindable | {_when(k)} |"
+        )
+    if "process_kills" in data:
+        p = data["process_kills"]
+        lines.append(
+            f"| kill -9 across processes | {p['rounds']} kills among {p['writers']} writers "
+            f"of one store, {p['acknowledged']:,} acknowledged writes | {p['lost']} lost, "
+            f"{p['unfindable']} unfindable by their word | {_when(p)} |"
+        )
+    if "damage" in data:
+        d = data["damage"]
+        o = d["outcomes"]
+        silent = d.get("silent") or {}
+        how = ", ".join(f"{n} {k}" for k, n in sorted(silent.items()))
+        lines.append(
+            f"| random damage of one file of the data folder | {d['trials']} trials, each "
+            f"opened in a subprocess | {o['refused']} refused, {o['healed']} healed, "
+            f"{o['opened_correct']} opened correct, {o['silent_wrong']} silent wrong"
+            f"{f' ({how})' if how else ''}, {o['crash']} crashes | {_when(d)} |"
+        )
+    if "replica_identity" in data:
+        r = data["replica_identity"]
+        o = r["outcomes"]
+        lines.append(
+            f"| a PostgreSQL node's replica opened on another database | {r['trials']} trials "
+            f"| {o['refused']} refused, {o['own_folder']} opened the new database's own "
+            f"folder, {o['served_wrong']} served the wrong database | {_when(r)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _damage_by_file() -> str:
+    """docs/reliability.md's table: the damage trials' outcomes for each file."""
+    damage = _load("reliability.json").get("damage")
+    if not damage:
+        return "Not measured yet: run `python -m benches.reliability --phases damage`.\n"
+    kinds = ("refused", "healed", "opened_correct", "silent_wrong", "crash")
+    o = damage["outcomes"]
+    silent = ", ".join(f"{n} {k}" for k, n in sorted((damage.get("silent") or {}).items()))
+    lines = [
+        f"{damage['trials']} trials at {_when(damage)}: {o['refused']} refused (each refused "
+        f"again on a second open; {damage.get('repaired', 0)} then made sound by `repair "
+        f"--accept-empty`), {o['healed']} healed, {o['opened_correct']} opened correct, "
+        f"{o['silent_wrong']} silent wrong{f' ({silent})' if silent else ''}, {o['crash']} "
+        "crashes.",
+        "",
+        "| file | refused | healed | opened correct | silent wrong | crash |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, counts in damage["by_file"].items():
+        cells = " | ".join(str(counts.get(k, 0)) for k in kinds)
+        lines.append(f"| `{name}` | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
 def _automatic_path() -> str:
     """Capture precision / recall and tiering per labelled set, the hooks' latency at a
     10k-turn store and LoCoMo played through the hooks, as one table."""
@@ -351,6 +421,8 @@ MAKERS: dict[str, Callable[[], str]] = {
     "budget": _budget,
     "tool-groups": _tool_groups,
     "settings": _settings_table,
+    "reliability": _reliability,
+    "damage-by-file": _damage_by_file,
 }
 
 FILES = (
@@ -360,6 +432,7 @@ FILES = (
     ROOT / "docs" / "benchmarks.md",
     ROOT / "docs" / "server.md",
     ROOT / "docs" / "configuration.md",
+    ROOT / "docs" / "reliability.md",
 )
 
 

@@ -34,12 +34,13 @@ def test_each_file_holds_the_blocks_it_is_meant_to() -> None:
         for path in docs_sync.FILES
     }
     assert held == {
-        "README.md": {"install-facts", "automatic-path", "headline"},
+        "README.md": {"install-facts", "automatic-path", "headline", "reliability"},
         "install.md": {"wheel-check"},
         "quality.md": {"quality-tables"},
         "benchmarks.md": {"budget"},
         "server.md": {"tool-groups"},
         "configuration.md": {"settings"},
+        "reliability.md": {"damage-by-file"},
     }
     assert set().union(*held.values()) == set(docs_sync.MAKERS)
 

@@ -234,7 +234,8 @@ def _reliability() -> str:
         lines.append(
             f"| kill -9 across processes | {p['rounds']} kills among {p['writers']} writers "
             f"of one store, {p['acknowledged']:,} acknowledged writes | {p['lost']} lost, "
-            f"{p['unfindable']} unfindable by their word | {_when(p)} |"
+            f"{p['unfindable']} unfindable by their word, {p.get('unfindable_by_vector', 0)} of "
+            f"{p.get('vector_sampled', 0):,} sampled by their vector | {_when(p)} |"
         )
     if "damage" in data:
         d = data["damage"]

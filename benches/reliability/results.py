@@ -226,6 +226,8 @@ def render(data: dict[str, Any]) -> str:
                 for k in ("refused", "healed", "opened_correct", "silent_wrong", "crash")
             )
             lines.append(f"| `{name}` | {cells} |")
+        if data["damage"].get("bad") or data["damage"].get("repair_failed"):
+            lines += ["", "Trials served wrong or crashed, and refusals repair left unsound:", ""]
         for bad in data["damage"].get("bad", []):
             lines.append(f"- {bad['outcome']}: {bad['file']} ({bad['damage']}): {bad['detail']}")
         for bad in data["damage"].get("repair_failed", []):

@@ -291,4 +291,109 @@ fn opens_beside_a_busy_writer_are_never_refused_as_damaged() {
             "the log never restarted ({written} writes)"
         );
     });
+
+/// Texts a release before CJK pairs and folding indexed whole (`上海` was
+/// not a term of the first), each with a word that finds it now.
+const BEYOND_ENGLISH: [(&str, &str); 3] = [
+    ("用户住在上海，喜欢喝绿茶", "上海"),
+    ("ユーザーは東京に住んでいます", "東京"),
+    ("She moved to München", "Munchen"),
+];
+
+fn finds_word(engine: &Engine, word: &str) -> bool {
+    !engine
+        .search_text(&SearchQuery::memories("default", 5), word)
+        .unwrap()
+        .is_empty()
+}
+
+/// A store whose text index is of the layout before `terms_v5`, covering
+/// the whole op log: were it kept, nothing would be replayed into it and
+/// no word of [`BEYOND_ENGLISH`] would be found.
+fn store_of_the_previous_layout(dir: &std::path::Path) {
+    let seq = {
+        let engine = Engine::open(dir, &EngineOptions::default()).unwrap();
+        for (text, _) in BEYOND_ENGLISH {
+            engine.store_memory(NewMemory::text(text)).unwrap();
+        }
+        engine.flush().unwrap();
+        memcore::store::oplog::last_seq(&engine.store().reader().unwrap()).unwrap()
+    };
+    let text_dir = dir.join("index").join("text");
+    std::fs::remove_dir_all(&text_dir).unwrap();
+    std::fs::create_dir_all(&text_dir).unwrap();
+    let mut builder = tantivy::schema::Schema::builder();
+    let key = builder.add_u64_field("key", tantivy::schema::INDEXED | tantivy::schema::FAST);
+    let body = builder.add_text_field("terms_v4", tantivy::schema::STRING);
+    let index = tantivy::Index::create_in_dir(&text_dir, builder.build()).unwrap();
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+    let scope = memcore::text::scope("default", memcore::Kind::Memory);
+    for (n, (text, _)) in BEYOND_ENGLISH.iter().enumerate() {
+        let mut doc = tantivy::TantivyDocument::default();
+        doc.add_u64(key, n as u64 + 1);
+        doc.add_text(body, memcore::text::scoped(&scope, text));
+        writer.add_document(doc).unwrap();
+    }
+    let mut commit = writer.prepare_commit().unwrap();
+    commit.set_payload(&seq.to_string());
+    commit.commit().unwrap();
+}
+
+#[test]
+fn the_first_open_after_the_upgrade_reindexes_text_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    store_of_the_previous_layout(dir.path());
+    let engine = Engine::open(dir.path(), &EngineOptions::default()).unwrap();
+    for (_, word) in BEYOND_ENGLISH {
+        assert!(finds_word(&engine, word), "{word}");
+    }
+    engine.flush().unwrap();
+    assert!(
+        engine
+            .check()
+            .unwrap()
+            .indexes
+            .iter()
+            .all(|i| i.missing == 0)
+    );
+}
+
+#[test]
+fn processes_opening_an_upgraded_store_at_once_share_the_reindexed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    store_of_the_previous_layout(dir.path());
+    // Agent windows started together on the upgraded store: whichever owns
+    // the files starts them over; the others wait for the new layout, so
+    // each finds every word and can take the files over later.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| shared(dir.path()));
+        let b = s.spawn(|| shared(dir.path()));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(a.owns_indexes() != b.owns_indexes());
+    for engine in [&a, &b] {
+        for (_, word) in BEYOND_ENGLISH {
+            assert!(within_a_second(|| finds_word(engine, word)), "{word}");
+        }
+    }
+    let (owner, other) = if a.owns_indexes() { (a, b) } else { (b, a) };
+    drop(owner);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !other.owns_indexes() {
+        assert!(Instant::now() < deadline, "the files were never taken over");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    other
+        .store_memory(NewMemory::text("她在深圳当护士"))
+        .unwrap();
+    other.flush().unwrap();
+    assert!(finds_word(&other, "深圳"));
+    assert!(
+        other
+            .check()
+            .unwrap()
+            .indexes
+            .iter()
+            .all(|i| i.missing == 0)
+    );
 }

@@ -7,6 +7,11 @@
 //! commits, and could not take the files over when the owner left, so the
 //! store would run without an owner. Such a process waits for the files
 //! instead, or for the lock to come free (then it owns them itself).
+//!
+//! The same holds on the first open after an upgrade that changed the text
+//! index's layout (`text::BODY`): the files are there, but of the older
+//! layout, which the owner is about to start over. A process waits until
+//! they are of the current layout, not merely present.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -35,10 +40,11 @@ pub fn acquire_or_wait(index_dir: &Path) -> Result<Option<OwnerLock>> {
     }
 }
 
-/// The owner has created the text index: tantivy writes `meta.json`
-/// atomically when it creates one, and the owner does so at open.
+/// The owner has created the text index, of the current layout: tantivy
+/// writes `meta.json` (which holds the schema) atomically when it creates
+/// one, and the owner does so at open.
 fn owner_made_files(index_dir: &Path) -> bool {
-    index_dir.join("text").join("meta.json").is_file()
+    crate::text::layout_is_current(&index_dir.join("text"))
 }
 
 #[cfg(test)]
@@ -67,9 +73,43 @@ mod tests {
         let started = Instant::now();
         let waiter = std::thread::spawn(move || acquire_or_wait(&path).unwrap().is_none());
         std::thread::sleep(Duration::from_millis(200));
-        std::fs::create_dir_all(dir.path().join("text")).unwrap();
-        std::fs::write(dir.path().join("text").join("meta.json"), "{}").unwrap();
+        crate::text::TextIndex::open(&dir.path().join("text"), "english", false).unwrap();
         assert!(waiter.join().unwrap(), "the owner still holds the lock");
         assert!(started.elapsed() < FILES_WAIT, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn files_of_an_older_layout_are_waited_past() {
+        // The first open after an upgrade: the owner holds the lock and the
+        // folder still holds the previous release's text index.
+        let dir = tempfile::tempdir().unwrap();
+        let _held = OwnerLock::try_acquire(dir.path()).unwrap().unwrap();
+        let text = dir.path().join("text");
+        older_layout(&text);
+        assert!(!owner_made_files(dir.path()));
+        let path = dir.path().to_owned();
+        let waiter = std::thread::spawn(move || {
+            let lock = acquire_or_wait(&path).unwrap();
+            (
+                lock.is_none(),
+                crate::text::layout_is_current(&path.join("text")),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!waiter.is_finished(), "it went on with the older files");
+        // The owner starts the older index over (`TextIndex::open`).
+        crate::text::TextIndex::open(&text, "english", false).unwrap();
+        assert_eq!(waiter.join().unwrap(), (true, true));
+    }
+
+    /// A text index as the release before `terms_v5` made it.
+    fn older_layout(dir: &Path) {
+        use tantivy::schema::{FAST, INDEXED, Schema, TEXT};
+        std::fs::create_dir_all(dir).unwrap();
+        let mut builder = Schema::builder();
+        builder.add_u64_field("key", INDEXED | FAST);
+        builder.add_text_field("terms_v4", TEXT);
+        tantivy::Index::create_in_dir(dir, builder.build()).unwrap();
+        assert!(dir.join("meta.json").is_file());
     }
 }

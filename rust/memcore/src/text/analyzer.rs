@@ -9,9 +9,24 @@
 //! one index ("user name" finds `getUserName`) and a whole identifier is a
 //! rare term of its own (`parse_args` ranks the code that says it above code
 //! that says "parse" and "args" apart).
+//!
+//! Chinese, Japanese and Korean text is not split into words by spaces (or,
+//! in Korean, a word carries its particles: 서울에), so a run of their
+//! characters would be one token that no query word ever equals. A run of
+//! Han, Hiragana, Katakana or Hangul indexes instead as its overlapping
+//! character pairs (`上海市` as `上海`, `海市`), and a character standing
+//! alone as itself, as Lucene's CJK analyser does: a query word of two or
+//! more characters then matches wherever it occurs, with no dictionary.
+//!
+//! Letters are folded to ASCII after lower-casing and before stemming
+//! (`München` indexes as `munchen`, `Montréal` as `montreal`), so a word
+//! typed without its diacritics still matches; the stored text is kept as
+//! written. Folding before the stemmer means a word and its bare spelling
+//! always stem alike. ASCII words (all of English) pass through untouched.
 
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token,
+    TokenStream, Tokenizer,
 };
 
 use crate::error::{Error, Result};
@@ -26,7 +41,8 @@ const MAX_TOKEN_BYTES: usize = 48;
 pub fn build(name: &str) -> Result<TextAnalyzer> {
     let base = TextAnalyzer::builder(IdentifierTokenizer)
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
-        .filter(LowerCaser);
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter);
     Ok(match language_of(name)? {
         None => base.build(),
         Some(language) => base.filter(Stemmer::new(language)).build(),
@@ -122,24 +138,94 @@ impl TokenStream for IdentifierStream {
     }
 }
 
+/// What a character is to the tokenizer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// A letter, digit or underscore of a script written with spaces.
+    Word,
+    /// A letter of Chinese, Japanese or Korean ([`is_cjk`]).
+    Cjk,
+    /// Anything else: a separator.
+    Other,
+}
+
+fn class(c: char) -> Class {
+    if is_cjk(c) {
+        Class::Cjk
+    } else if c.is_alphanumeric() || c == '_' {
+        Class::Word
+    } else {
+        Class::Other
+    }
+}
+
+/// Whether `c` is a letter of Han, Hiragana, Katakana or Hangul (the
+/// scripts indexed as character pairs). Marks and punctuation of those
+/// blocks (`、`, `・`, `「`) are not letters and separate runs as any
+/// punctuation does; the prolonged sound mark `ー` is a letter of Katakana
+/// words (`コーヒー`) and stays in them.
+pub(super) fn is_cjk(c: char) -> bool {
+    let cjk = matches!(c,
+        '\u{1100}'..='\u{11FF}'   // Hangul Jamo
+        | '\u{3005}'..='\u{3007}' // 々 〆 〇
+        | '\u{3040}'..='\u{30FF}' // Hiragana, Katakana
+        | '\u{3130}'..='\u{318F}' // Hangul Compatibility Jamo
+        | '\u{31F0}'..='\u{31FF}' // Katakana Phonetic Extensions
+        | '\u{3400}'..='\u{4DBF}' // CJK Unified Ideographs Extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK Unified Ideographs
+        | '\u{A960}'..='\u{A97F}' // Hangul Jamo Extended-A
+        | '\u{AC00}'..='\u{D7FF}' // Hangul Syllables, Jamo Extended-B
+        | '\u{F900}'..='\u{FAFF}' // CJK Compatibility Ideographs
+        | '\u{FF66}'..='\u{FFDC}' // half-width Katakana and Hangul
+        | '\u{20000}'..='\u{3134F}' // CJK Unified Ideographs Extensions B-H
+    );
+    cjk && c.is_alphanumeric()
+}
+
 fn tokenize(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut position = 0;
-    let mut word_start: Option<usize> = None;
+    let mut run: Option<(usize, Class)> = None;
     for (i, c) in text
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
     {
-        match (c.is_alphanumeric() || c == '_', word_start) {
-            (true, None) => word_start = Some(i),
-            (false, Some(start)) => {
-                push_word(text, start, i, &mut position, &mut tokens);
-                word_start = None;
+        let class = class(c);
+        match run {
+            Some((_, current)) if current == class => {}
+            _ => {
+                match run {
+                    Some((start, Class::Word)) => {
+                        push_word(text, start, i, &mut position, &mut tokens);
+                    }
+                    Some((start, Class::Cjk)) => {
+                        push_cjk(text, start, i, &mut position, &mut tokens);
+                    }
+                    _ => {}
+                }
+                run = (class != Class::Other).then_some((i, class));
             }
-            _ => {}
         }
     }
     tokens
+}
+
+/// A run of CJK letters: each pair of neighbours (`東京都` gives `東京`,
+/// `京都`), or the one letter of a run of one.
+fn push_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mut Vec<Token>) {
+    let run = &text[start..end];
+    let bounds: Vec<usize> = run
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(run.len()))
+        .collect();
+    if bounds.len() == 2 {
+        emit_token(out, position, start, run);
+        return;
+    }
+    for w in bounds.windows(3) {
+        emit_token(out, position, start + w[0], &run[w[0]..w[2]]);
+    }
 }
 
 /// A run of letters, digits and underscores: without its outer underscores,
@@ -258,7 +344,134 @@ mod tests {
     }
 
     #[test]
-    fn unicode_words_survive() {
-        assert_eq!(analyse("simple", "Zürich café"), vec!["zürich", "café"]);
+    fn diacritics_fold_to_ascii_before_stemming() {
+        assert_eq!(analyse("simple", "Zürich café"), vec!["zurich", "cafe"]);
+        assert_eq!(
+            analyse("english", "München Montréal Straße São Æsir"),
+            vec!["munchen", "montreal", "strass", "sao", "aesir"]
+        );
+        // A word and its bare spelling stem alike, in any language.
+        for (name, written, bare) in [
+            ("english", "résumés", "resumes"),
+            ("french", "hôpitaux", "hopitaux"),
+            ("german", "Überraschungen", "Uberraschungen"),
+            ("spanish", "ingeniería", "ingenieria"),
+            ("portuguese", "manhãs", "manhas"),
+        ] {
+            assert_eq!(analyse(name, written), analyse(name, bare), "{name}");
+        }
+    }
+
+    #[test]
+    fn cjk_runs_index_as_overlapping_character_pairs() {
+        assert_eq!(
+            analyse("english", "用户住在上海，喜欢喝绿茶"),
+            vec![
+                "用户", "户住", "住在", "在上", "上海", "喜欢", "欢喝", "喝绿", "绿茶"
+            ]
+        );
+        // Kana and kanji pair across the change of script, as one run.
+        assert_eq!(
+            analyse("english", "東京に住む"),
+            vec!["東京", "京に", "に住", "住む"]
+        );
+        // Katakana keeps its prolonged sound mark; Hangul pairs likewise.
+        assert_eq!(analyse("english", "コーヒー"), vec!["コー", "ーヒ", "ヒー"]);
+        assert_eq!(
+            analyse("english", "서울에 살고"),
+            vec!["서울", "울에", "살고"]
+        );
+    }
+
+    #[test]
+    fn a_lone_cjk_character_is_a_term_of_its_own() {
+        assert_eq!(analyse("english", "猫"), vec!["猫"]);
+        assert_eq!(analyse("english", "猫、犬と鳥"), vec!["猫", "犬と", "と鳥"]);
+        assert_eq!(analyse("simple", "집 앞"), vec!["집", "앞"]);
+    }
+
+    #[test]
+    fn mixed_scripts_split_where_the_script_changes() {
+        assert_eq!(
+            analyse("english", "我用Python写getUserName代码"),
+            vec![
+                "我用",
+                "python",
+                "写",
+                "getusernam",
+                "get",
+                "user",
+                "name",
+                "代码"
+            ]
+        );
+        assert_eq!(
+            analyse("simple", "Rust和Go 2024年"),
+            vec!["rust", "和", "go", "2024", "年"]
+        );
+        // Full-width Latin folds to ASCII; it is not CJK.
+        assert_eq!(analyse("simple", "ＡＰＩ設計"), vec!["api", "設計"]);
+    }
+
+    /// The tokenizer as it was before CJK pairs (words are runs of letters,
+    /// digits and underscores, whatever their script), kept to show that
+    /// ASCII text analyses exactly as before.
+    #[derive(Clone)]
+    struct Before;
+
+    impl Tokenizer for Before {
+        type TokenStream<'a> = IdentifierStream;
+
+        fn token_stream<'a>(&'a mut self, text: &'a str) -> IdentifierStream {
+            let mut tokens = Vec::new();
+            let mut position = 0;
+            let mut word_start: Option<usize> = None;
+            for (i, c) in text
+                .char_indices()
+                .chain(std::iter::once((text.len(), ' ')))
+            {
+                match (c.is_alphanumeric() || c == '_', word_start) {
+                    (true, None) => word_start = Some(i),
+                    (false, Some(start)) => {
+                        push_word(text, start, i, &mut position, &mut tokens);
+                        word_start = None;
+                    }
+                    _ => {}
+                }
+            }
+            IdentifierStream { tokens, next: 0 }
+        }
+    }
+
+    #[test]
+    fn ascii_text_analyses_exactly_as_before() {
+        let text = "Caroline went to the LGBTQ support group on 7 May 2023; she's \
+            researching adoption agencies.\nMelanie: \"I painted a sunrise at the lake!\" \
+            def load_config(path): return HTTPServer(utf8_path, maxRetries=3) # TODO \
+            __init__ MAX_TOKENS 0x1f3a aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa \
+            running dogs, happily organised user's favourite_colour -- e-mail: a@b.io";
+        for name in ["english", "simple", "french", "german"] {
+            let language = language_of(name).unwrap();
+            let base = TextAnalyzer::builder(Before)
+                .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+                .filter(LowerCaser);
+            let mut before = match language {
+                None => base.build(),
+                Some(language) => base.filter(Stemmer::new(language)).build(),
+            };
+            let now = tokens(&mut build(name).unwrap(), text);
+            assert_eq!(now, tokens(&mut before, text), "{name}");
+            assert!(now.len() > 40);
+        }
+    }
+
+    /// Every token with its offsets and position.
+    fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, usize, usize, usize)> {
+        let mut out = Vec::new();
+        let mut stream = analyzer.token_stream(text);
+        while let Some(t) = stream.next() {
+            out.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+        }
+        out
     }
 }

@@ -50,10 +50,11 @@ const KEY: &str = "key";
 /// `terms` before a turn's own text counted three times in its key
 /// (`store::conversations::TURN_OWN_WEIGHT`), `terms_v2` before a snake_case
 /// word was indexed whole as well as in parts (`analyzer`), `terms_v3` before
-/// prose held pairs of adjacent words (`terms`); rename it again when a key's
-/// definition or its analysis changes, so no index mixes old terms with new
-/// ones.
-const BODY: &str = "terms_v4";
+/// prose held pairs of adjacent words (`terms`), `terms_v4` before Chinese,
+/// Japanese and Korean text indexed as character pairs and letters were
+/// folded to ASCII (`analyzer`); rename it again when a key's definition or
+/// its analysis changes, so no index mixes old terms with new ones.
+const BODY: &str = "terms_v5";
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))
@@ -118,6 +119,18 @@ fn schema() -> (Schema, Field, Field) {
         .set_index_option(IndexRecordOption::WithFreqs);
     let body = builder.add_text_field(BODY, TextOptions::default().set_indexing_options(indexing));
     (builder.build(), key, body)
+}
+
+/// Whether `dir` holds a text index of this layout (its metadata names the
+/// schema [`TextIndex::open`] expects). A process sharing a store waits for
+/// this, not for any index files: on the first open after an upgrade the
+/// owner finds the older layout and starts it over, and a process that
+/// loaded the older files meanwhile could neither read them nor, later, take
+/// them over (`engine::index_owner`).
+pub fn layout_is_current(dir: &Path) -> bool {
+    let (expected, _, _) = schema();
+    crate::panics::catch(|| Index::open_in_dir(dir).is_ok_and(|index| index.schema() == expected))
+        .unwrap_or(false)
 }
 
 impl TextIndex {
@@ -908,6 +921,56 @@ mod tests {
             .search("Project Falcon", &memories(), 10, |_| true)
             .unwrap();
         assert_eq!(any.len(), 4);
+    }
+
+    #[test]
+    fn a_word_finds_cjk_and_accented_text_around_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = open(dir.path());
+        let a = stage(&text, 1, "用户住在上海，喜欢喝绿茶");
+        let b = stage(&text, 2, "ユーザーは東京に住んでいます");
+        let c = stage(&text, 3, "She moved to München, then Montréal");
+        let d = stage(&text, 4, "사용자는 서울에 살고 있습니다");
+        let ask =
+            |text: &TextIndex, q: &str| keys(&text.search(q, &memories(), 5, |_| true).unwrap());
+        for committed in [false, true] {
+            assert_eq!(ask(&text, "上海"), vec![1], "committed: {committed}");
+            assert_eq!(ask(&text, "東京"), vec![2]);
+            assert_eq!(ask(&text, "Munchen"), vec![3]);
+            assert_eq!(ask(&text, "montreal"), vec![3]);
+            assert_eq!(ask(&text, "서울"), vec![4]);
+            for (key, terms) in [(1, &a), (2, &b), (3, &c), (4, &d)] {
+                text.add(key, terms).unwrap();
+            }
+            text.commit(4).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_index_of_the_previous_layout_is_started_over() {
+        // The layout before CJK pairs and folding: `terms_v4`, whose terms
+        // for this text were the whole run.
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut builder = Schema::builder();
+            let key = builder.add_u64_field(KEY, INDEXED | FAST);
+            let body = builder.add_text_field("terms_v4", tantivy::schema::STRING);
+            let index = Index::create_in_dir(dir.path(), builder.build()).unwrap();
+            let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            let mut doc = TantivyDocument::default();
+            doc.add_u64(key, 1);
+            doc.add_text(body, scoped(&memories()[0], "用户住在上海"));
+            writer.add_document(doc).unwrap();
+            let mut commit = writer.prepare_commit().unwrap();
+            commit.set_payload(&load::payload(1));
+            commit.commit().unwrap();
+        }
+        assert!(!layout_is_current(dir.path()));
+        let (text, seq, warning) = TextIndex::open(dir.path(), "english", false).unwrap();
+        assert_eq!(seq, 0, "the op log must be replayed from the start");
+        assert_eq!(warning, None, "an older layout is not damage");
+        assert_eq!(text.committed_len(), 0);
+        assert!(layout_is_current(dir.path()));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! pair rather than positions. Pairs are ordered, as in a phrase, and skip
 //! stop words ("her sister's wedding" pairs `sister` with `wed`). Measured on LoCoMo
 //! (`benches/results/quality-experiments.md`, section 18); code keeps words
-//! only, since identifiers already index whole (`analyzer`).
+//! only, since identifiers already index whole (`analyzer`). Chinese,
+//! Japanese and Korean text indexes as character pairs, which hold their
+//! own proximity: those tokens are never paired.
 
 use rustc_hash::FxHashMap as HashMap;
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
@@ -116,6 +118,15 @@ impl Analyser {
                 continue;
             }
             let word = token.text.clone();
+            if surface.starts_with(analyzer::is_cjk) {
+                // A CJK token is a pair of characters already
+                // (`analyzer`): pairing it again would add a term per
+                // character for the same proximity, so it pairs with
+                // nothing and no pair spans it.
+                previous = None;
+                emit(Term::Word(word, Stop::No));
+                continue;
+            }
             if let Some(before) = previous.replace(word.clone()) {
                 emit(Term::Pair(pair(&before, &word)));
             }
@@ -175,6 +186,33 @@ mod tests {
                 "red", "red car", "car", "blue", "blue sky", "sky", "red", "red car", "car"
             ]
         );
+    }
+
+    #[test]
+    fn cjk_pairs_are_words_and_never_paired_again() {
+        // A run of n characters gives n - 1 terms, and no pair terms.
+        assert_eq!(
+            document("english", "用户住在上海"),
+            vec!["用户", "户住", "住在", "在上", "上海"]
+        );
+        // No pair spans CJK text; words on one side still pair.
+        assert_eq!(
+            document("english", "green tea 绿茶 daily"),
+            vec!["green", "green tea", "tea", "绿茶", "daili"]
+        );
+        assert_eq!(query("english", "上海"), (vec!["上海".into()], vec![]));
+        assert_eq!(
+            query("english", "東京タワー"),
+            (
+                vec!["タワ", "ワー", "京タ", "東京"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+                vec![]
+            )
+        );
+        // Accent-free and accented queries ask for the same terms.
+        assert_eq!(query("english", "Munchen"), query("english", "München"));
     }
 
     #[test]

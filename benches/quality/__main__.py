@@ -2,9 +2,10 @@
 
 With neither file given, the data under ../shared/bench is used. Update detection on store
 (benches/quality/updates.jsonl) and fact capture (benches/quality/capture.jsonl and
-capture_dev2.jsonl, and capture_holdout2.jsonl when present) run with either;
---updates-only and --capture-only run just that part and put its section into the report
-already in --out.
+capture_dev2.jsonl, and capture_holdout2.jsonl when present) and keyword search in seven
+languages (benches/quality/multilingual.jsonl) run with either; --updates-only,
+--capture-only and --multilingual-only run just that part and put its section into the
+report already in --out.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only fact capture, merged into the existing quality.json/quality.md",
     )
+    parser.add_argument(
+        "--multilingual-only",
+        action="store_true",
+        help="only keyword search beyond English, merged into the existing quality.json/quality.md",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     args = parser.parse_args(argv)
 
@@ -42,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         result, text = harness.merge_updates(args.out, fresh)
     elif args.capture_only:
         result, text = harness.merge_capture(args.out, harness.run_capture(log=log))
+    elif args.multilingual_only:
+        result, text = harness.merge_multilingual(args.out, harness.run_multilingual(log=log))
     elif args.locomo is None and args.cosqa is None:
         result, text = harness.run_default(quick=args.quick, out_dir=args.out, log=log)
     else:

@@ -1,7 +1,8 @@
 """Run the quality sets and render their tables (shared by `python -m benches` and
 `python -m benches.quality`): LoCoMo retrieval and an agent's facts about one user (with
 LoCoMo), CoSQA retrieval and identifier queries on a real project (with CoSQA), update
-detection on store, and fact capture from user messages."""
+detection on store, fact capture from user messages, and keyword search in seven languages
+besides English."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benches import embedding_cache
-from benches.quality import capture, cosqa, definitions, facts, locomo, updates
+from benches.quality import capture, cosqa, definitions, facts, locomo, multilingual, updates
 from benches.quality.metrics import table_row
 
 SHARED_BENCH = Path(__file__).resolve().parents[2].parent / "shared/bench"
@@ -35,6 +36,7 @@ def run(
     log: Callable[[str], None] = print,
     with_updates: bool = True,
     with_capture: bool = True,
+    with_multilingual: bool = True,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"subset": QUICK if quick else "full"}
     if locomo_file is not None:
@@ -61,6 +63,8 @@ def run(
         result["updates"] = run_updates(quick=quick, log=log)
     if with_capture:
         result["capture"] = run_capture(log=log)
+    if with_multilingual:
+        result["multilingual"] = run_multilingual(log=log)
     return result
 
 
@@ -90,6 +94,13 @@ def run_capture(*, log: Callable[[str], None] = print) -> dict[str, Any]:
     return capture.evaluate(log=log)
 
 
+def run_multilingual(*, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Keyword search over the multilingual set (benches/quality/multilingual.jsonl); needs
+    no model, so it always runs whole."""
+    log(f"[quality] keyword search beyond English {multilingual.DATA}")
+    return multilingual.evaluate(log=log)
+
+
 def merge_updates(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Put a fresh update-detection section into the report already in `out_dir` (the
     other sections are kept as they are) and write both files again."""
@@ -99,6 +110,11 @@ def merge_updates(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any]
 def merge_capture(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The same for a fresh fact-capture section (which always runs whole)."""
     return _merge(out_dir, "capture", result, "full")
+
+
+def merge_multilingual(out_dir: Path, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The same for a fresh multilingual section (which always runs whole)."""
+    return _merge(out_dir, "multilingual", result, "full")
 
 
 def _merge(
@@ -157,6 +173,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += _updates_md(result["updates"])
     if "capture" in result:
         lines += capture.markdown_lines(result["capture"])
+    if "multilingual" in result:
+        lines += multilingual.markdown(result["multilingual"])
     return "\n".join(lines) + "\n"
 
 

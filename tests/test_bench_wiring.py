@@ -1,8 +1,8 @@
 """The benchmark runner's wiring (benches/): every area points at a module that exists, the
 "not measured yet" lines name real modules, a budget row whose bound grows with the
 workload is judged at the size really run, the quality report's tables, CoSQA scored
-through index_project + search_code on a real store, the agent-facts set and the
-update-detection set."""
+through index_project + search_code on a real store, the agent-facts set, the
+update-detection set and the multilingual keyword set."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from benches import report
 from benches.__main__ import AREAS, discover
-from benches.quality import cosqa, definitions, facts, harness, updates
+from benches.quality import cosqa, definitions, facts, harness, multilingual, updates
 from benches.report import Record
 from benches.targets import BY_KEY, ROWS
 
@@ -167,6 +167,38 @@ def test_update_detection_runs_and_merges_into_the_report(tmp_path: Path) -> Non
     assert merged["other"] == {"x": 1} and merged["updates"] == fresh
     assert "### Update detection on store" in text and "| held-out | update |" in text
     assert json.loads((tmp_path / "quality.json").read_text()) == merged
+
+
+def test_the_multilingual_set_covers_seven_languages_and_both_kinds() -> None:
+    texts, langs, queries = multilingual.load()
+    assert len(texts) >= 200
+    assert {lang: langs.count(lang) for lang in multilingual.LANGUAGES} == dict.fromkeys(
+        multilingual.LANGUAGES, 30
+    )
+    # Every query has its own memory among its relevant ones; accent-free queries are
+    # typed without the diacritics their memory has, and only Latin text has them.
+    assert all(q.relevant for q in queries)
+    bare = [q for q in queries if q.kind == "accent-free"]
+    assert len(bare) >= 80 and all(q.text.isascii() for q in bare)
+    assert {q.lang for q in bare} == {"de", "fr", "es", "pt"}
+    assert multilingual.holds("Sie wohnt in München", "de", "Munchen")
+    assert not multilingual.holds("Münchener Freiheit", "de", "Munchen")
+
+
+def test_the_multilingual_part_merges_into_the_report(tmp_path: Path) -> None:
+    from benches.quality.__main__ import main
+
+    (tmp_path / "quality.json").write_text(json.dumps({"subset": "full", "other": {"x": 1}}))
+    assert main(["--multilingual-only", "--out", str(tmp_path)]) == 0
+    merged = json.loads((tmp_path / "quality.json").read_text())
+    assert merged["other"] == {"x": 1}
+    buckets = merged["multilingual"]["buckets"]
+    assert buckets["all"]["n"] == merged["multilingual"]["queries"] >= 390
+    # The target of issue 45: a word finds its memory in every language, accents or not.
+    assert buckets["all"]["R@5"] >= 0.95, merged["multilingual"]["misses"]
+    assert all(buckets[f"{lang}:word"]["R@5"] >= 0.9 for lang in multilingual.LANGUAGES)
+    text = (tmp_path / "quality.md").read_text()
+    assert "### Keyword search beyond English" in text and "| zh, word |" in text
 
 
 def test_definition_queries_are_names_defined_once_and_used_elsewhere(tmp_path: Path) -> None:

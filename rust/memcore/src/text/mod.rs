@@ -156,13 +156,19 @@ impl TextIndex {
                 let _ = std::fs::remove_dir_all(dir);
                 (create_in(dir, schema)?, 0, None)
             }
-            Loaded::Absent | Loaded::OtherLayout => (
+            loaded @ (Loaded::Absent | Loaded::OtherLayout) => (
                 Index::create_in_ram(schema),
                 0,
                 Some(format!(
-                    "The text index at {} is missing; this read-only instance searches \
+                    "The text index at {} is {}; this read-only instance searches \
                      text from memory until the store is opened for writing once.",
-                    dir.display()
+                    dir.display(),
+                    // After an upgrade that changed the analysis (`BODY`): not damage.
+                    if matches!(loaded, Loaded::OtherLayout) {
+                        "of an older release's layout"
+                    } else {
+                        "missing"
+                    }
                 )),
             ),
             Loaded::Damaged(why) if read_only => (
@@ -966,6 +972,21 @@ mod tests {
             commit.commit().unwrap();
         }
         assert!(!layout_is_current(dir.path()));
+        // A read-only open may not start it over: it searches from memory, and
+        // says why without calling the files missing or damaged.
+        let (_, seq, warning) = TextIndex::open(dir.path(), "english", true).unwrap();
+        assert_eq!(seq, 0);
+        assert!(
+            warning
+                .as_deref()
+                .unwrap()
+                .contains("of an older release's layout"),
+            "{warning:?}"
+        );
+        assert!(
+            !layout_is_current(dir.path()),
+            "a read-only open changed the files"
+        );
         let (text, seq, warning) = TextIndex::open(dir.path(), "english", false).unwrap();
         assert_eq!(seq, 0, "the op log must be replayed from the start");
         assert_eq!(warning, None, "an older layout is not damage");

@@ -197,6 +197,8 @@ def test_the_multilingual_part_merges_into_the_report(tmp_path: Path) -> None:
     # The target of issue 45: a word finds its memory in every language, accents or not.
     assert buckets["all"]["R@5"] >= 0.95, merged["multilingual"]["misses"]
     assert all(buckets[f"{lang}:word"]["R@5"] >= 0.9 for lang in multilingual.LANGUAGES)
+    # A CJK word of one character finds the runs holding it (documents index characters).
+    assert buckets["one character"]["R@5"] >= 0.9
     text = (tmp_path / "quality.md").read_text()
     assert "### Keyword search beyond English" in text and "| zh, word |" in text
 

@@ -1,7 +1,7 @@
 """Keyword search beyond English, without an embedding model: a word of Chinese,
-Japanese or Korean text finds it (the text indexes as character pairs), and a word typed
-without its diacritics finds the text that has them; memories, turns and code comments
-alike (rust/memcore/src/text/analyzer.rs)."""
+Japanese or Korean text finds it (the text indexes as character pairs and characters), and
+a word typed without its diacritics finds the text that has them; memories, turns and code
+comments alike (rust/memcore/src/text/analyzer.rs)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def keyword_only(tmp_path: Path) -> Iterator[memcore.Memory]:
     [
         ("上海", SHANGHAI),
         ("绿茶", SHANGHAI),
+        ("茶", SHANGHAI),
         ("東京", TOKYO),
         ("서울", SEOUL),
         ("Munchen", MUNICH),

@@ -17,6 +17,11 @@
 //! character pairs (`上海市` as `上海`, `海市`), and a character standing
 //! alone as itself, as Lucene's CJK analyser does: a query word of two or
 //! more characters then matches wherever it occurs, with no dictionary.
+//! A document also indexes each character of a longer run
+//! ([`build_document`]), so a word of one character (`猫`, `海`, `빵`: common
+//! in all three languages) finds the runs that hold it; a query asks for a
+//! character only when it stands alone, so a longer word is matched by its
+//! pairs alone and never counted twice.
 //!
 //! Letters are folded to ASCII after lower-casing and before stemming
 //! (`München` indexes as `munchen`, `Montréal` as `montreal`), so a word
@@ -38,8 +43,20 @@ const MAX_TOKEN_BYTES: usize = 48;
 
 /// Build the analyser named in configuration: `"simple"` (no stemming) or a
 /// language for Snowball stemming (`"english"`/`"en"`, `"french"`/`"fr"`, …).
+/// This is the analysis of queries; documents add CJK characters
+/// ([`build_document`]).
 pub fn build(name: &str) -> Result<TextAnalyzer> {
-    let base = TextAnalyzer::builder(IdentifierTokenizer)
+    build_with(name, IdentifierTokenizer { characters: false })
+}
+
+/// The analyser of documents: as [`build`], and every character of a CJK
+/// run of two or more is a term too.
+pub fn build_document(name: &str) -> Result<TextAnalyzer> {
+    build_with(name, IdentifierTokenizer { characters: true })
+}
+
+fn build_with(name: &str, tokenizer: IdentifierTokenizer) -> Result<TextAnalyzer> {
+    let base = TextAnalyzer::builder(tokenizer)
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter);
@@ -102,7 +119,11 @@ pub fn terms(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
 
 /// Splits text into words, then words into identifier parts.
 #[derive(Debug, Clone, Copy)]
-pub struct IdentifierTokenizer;
+pub struct IdentifierTokenizer {
+    /// Each character of a CJK run of two or more is a term besides its
+    /// pairs (documents, not queries).
+    characters: bool,
+}
 
 /// Token stream of [`IdentifierTokenizer`]: all tokens are computed up front
 /// (texts are short) and replayed.
@@ -117,7 +138,7 @@ impl Tokenizer for IdentifierTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> IdentifierStream {
         IdentifierStream {
-            tokens: tokenize(text),
+            tokens: tokenize(text, self.characters),
             next: 0,
         }
     }
@@ -182,7 +203,7 @@ pub(super) fn is_cjk(c: char) -> bool {
     cjk && c.is_alphanumeric()
 }
 
-fn tokenize(text: &str) -> Vec<Token> {
+fn tokenize(text: &str, characters: bool) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut position = 0;
     let mut run: Option<(usize, Class)> = None;
@@ -199,7 +220,7 @@ fn tokenize(text: &str) -> Vec<Token> {
                         push_word(text, start, i, &mut position, &mut tokens);
                     }
                     Some((start, Class::Cjk)) => {
-                        push_cjk(text, start, i, &mut position, &mut tokens);
+                        push_cjk(text, start, i, characters, &mut position, &mut tokens);
                     }
                     _ => {}
                 }
@@ -211,8 +232,16 @@ fn tokenize(text: &str) -> Vec<Token> {
 }
 
 /// A run of CJK letters: each pair of neighbours (`東京都` gives `東京`,
-/// `京都`), or the one letter of a run of one.
-fn push_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mut Vec<Token>) {
+/// `京都`), or the one letter of a run of one; with `characters`, each
+/// letter before the pair it starts (`東`, `東京`, `京`, `京都`, `都`).
+fn push_cjk(
+    text: &str,
+    start: usize,
+    end: usize,
+    characters: bool,
+    position: &mut usize,
+    out: &mut Vec<Token>,
+) {
     let run = &text[start..end];
     let bounds: Vec<usize> = run
         .char_indices()
@@ -223,8 +252,13 @@ fn push_cjk(text: &str, start: usize, end: usize, position: &mut usize, out: &mu
         emit_token(out, position, start, run);
         return;
     }
-    for w in bounds.windows(3) {
-        emit_token(out, position, start + w[0], &run[w[0]..w[2]]);
+    for (n, w) in bounds.windows(2).enumerate() {
+        if characters {
+            emit_token(out, position, start + w[0], &run[w[0]..w[1]]);
+        }
+        if let Some(&pair_end) = bounds.get(n + 2) {
+            emit_token(out, position, start + w[0], &run[w[0]..pair_end]);
+        }
     }
 }
 
@@ -384,6 +418,26 @@ mod tests {
     }
 
     #[test]
+    fn a_document_also_indexes_each_character_of_a_run() {
+        let document = |text: &str| terms(&mut build_document("english").unwrap(), text);
+        assert_eq!(
+            document("東京都、猫"),
+            vec!["東", "東京", "京", "京都", "都", "猫"]
+        );
+        // Everything else as a query sees it.
+        let text = "我用Python写getUserName代码 München";
+        let cjk = |t: &String| t.starts_with(is_cjk);
+        let mut words: Vec<String> = document(text).into_iter().filter(|t| !cjk(t)).collect();
+        let mut query: Vec<String> = analyse("english", text)
+            .into_iter()
+            .filter(|t| !cjk(t))
+            .collect();
+        words.sort();
+        query.sort();
+        assert_eq!(words, query);
+    }
+
+    #[test]
     fn a_lone_cjk_character_is_a_term_of_its_own() {
         assert_eq!(analyse("english", "猫"), vec!["猫"]);
         assert_eq!(analyse("english", "猫、犬と鳥"), vec!["猫", "犬と", "と鳥"]);
@@ -462,6 +516,8 @@ mod tests {
             let now = tokens(&mut build(name).unwrap(), text);
             assert_eq!(now, tokens(&mut before, text), "{name}");
             assert!(now.len() > 40);
+            let document = tokens(&mut build_document(name).unwrap(), text);
+            assert_eq!(document, now, "{name}");
         }
     }
 

@@ -52,9 +52,10 @@ const KEY: &str = "key";
 /// word was indexed whole as well as in parts (`analyzer`), `terms_v3` before
 /// prose held pairs of adjacent words (`terms`), `terms_v4` before Chinese,
 /// Japanese and Korean text indexed as character pairs and letters were
-/// folded to ASCII (`analyzer`); rename it again when a key's definition or
-/// its analysis changes, so no index mixes old terms with new ones.
-const BODY: &str = "terms_v5";
+/// folded to ASCII (`analyzer`), `terms_v5` before a document indexed each
+/// CJK character besides the pairs; rename it again when a key's definition
+/// or its analysis changes, so no index mixes old terms with new ones.
+const BODY: &str = "terms_v6";
 
 fn tantivy_err(context: &str, e: &impl std::fmt::Display) -> Error {
     Error::Index(format!("text index: {context}: {e}"))
@@ -489,7 +490,7 @@ impl TextIndex {
 
     /// Every word of `query`, once each.
     fn query_terms(&self, query: &str) -> Vec<String> {
-        let mut terms = self.analyser.clone().words(query);
+        let mut terms = self.analyser.clone().query_words(query);
         terms.sort_unstable();
         terms.dedup();
         terms
@@ -945,6 +946,8 @@ mod tests {
             assert_eq!(ask(&text, "Munchen"), vec![3]);
             assert_eq!(ask(&text, "montreal"), vec![3]);
             assert_eq!(ask(&text, "서울"), vec![4]);
+            // A word of one character, inside a run.
+            assert_eq!(ask(&text, "茶"), vec![1]);
             for (key, terms) in [(1, &a), (2, &b), (3, &c), (4, &d)] {
                 text.add(key, terms).unwrap();
             }

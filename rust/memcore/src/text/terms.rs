@@ -39,27 +39,38 @@ pub struct QueryTerms {
 /// The configured analyser and its language's stop words.
 #[derive(Clone)]
 pub struct Analyser {
+    /// Documents' words ([`analyzer::build_document`]).
     words: TextAnalyzer,
+    /// Queries' words ([`analyzer::build`]).
+    query_words: TextAnalyzer,
     stop: StopWords,
 }
 
 impl Analyser {
-    /// The analyser named in configuration ([`analyzer::build`]).
+    /// The analyser named in configuration.
     pub fn new(name: &str) -> Result<Self> {
         Ok(Analyser {
-            words: analyzer::build(name)?,
+            words: analyzer::build_document(name)?,
+            query_words: analyzer::build(name)?,
             stop: StopWords::of(name)?,
         })
     }
 
-    /// The tantivy analyser of the words (registered with the index).
+    /// The tantivy analyser of documents' words (registered with the index).
     pub fn words_analyzer(&self) -> &TextAnalyzer {
         &self.words
     }
 
-    /// Every analysed term of `text`, in order (stop words included).
+    /// Every analysed term of a document's `text`, in order (stop words
+    /// included).
     pub fn words(&mut self, text: &str) -> Vec<String> {
         analyzer::terms(&mut self.words, text)
+    }
+
+    /// Every analysed term of a query's `text`, in order (stop words
+    /// included).
+    pub fn query_words(&mut self, text: &str) -> Vec<String> {
+        analyzer::terms(&mut self.query_words, text)
     }
 
     /// A prose document's terms, each passed to `emit`: per line, its words
@@ -71,7 +82,7 @@ impl Analyser {
         for line in text.split('\n') {
             let terms = seen.entry(line).or_insert_with(|| {
                 let mut terms = Vec::new();
-                self.line(line, |term| match term {
+                self.line(line, Side::Document, |term| match term {
                     Term::Word(word, _) | Term::Pair(word) => terms.push(word),
                 });
                 terms
@@ -88,7 +99,7 @@ impl Analyser {
         let mut query = QueryTerms::default();
         let mut stop_words = Vec::new();
         for line in text.split('\n') {
-            self.line(line, |term| match term {
+            self.line(line, Side::Query, |term| match term {
                 Term::Word(word, Stop::No) => query.words.push(word),
                 Term::Word(word, Stop::Yes) => stop_words.push(word),
                 Term::Pair(pair) => query.pairs.push(pair),
@@ -107,9 +118,13 @@ impl Analyser {
     /// One line's words, in order; a content word comes after the pair it
     /// closes with the content word before it (stop words between them are
     /// skipped).
-    fn line(&mut self, line: &str, mut emit: impl FnMut(Term)) {
+    fn line(&mut self, line: &str, side: Side, mut emit: impl FnMut(Term)) {
         let mut previous: Option<String> = None;
-        let mut stream = self.words.token_stream(line);
+        let analyzer = match side {
+            Side::Document => &mut self.words,
+            Side::Query => &mut self.query_words,
+        };
+        let mut stream = analyzer.token_stream(line);
         while let Some(token) = stream.next() {
             // The stop list holds unstemmed words: look the surface form up.
             let surface = &line[token.offset_from..token.offset_to];
@@ -119,10 +134,10 @@ impl Analyser {
             }
             let word = token.text.clone();
             if surface.starts_with(analyzer::is_cjk) {
-                // A CJK token is a pair of characters already
-                // (`analyzer`): pairing it again would add a term per
-                // character for the same proximity, so it pairs with
-                // nothing and no pair spans it.
+                // A CJK token is a pair of characters already, or one
+                // (`analyzer`): pairing them again would add terms per
+                // character for the same proximity, so they pair with
+                // nothing and no pair spans them.
                 previous = None;
                 emit(Term::Word(word, Stop::No));
                 continue;
@@ -133,6 +148,13 @@ impl Analyser {
             emit(Term::Word(word, Stop::No));
         }
     }
+}
+
+/// Which analysis a line gets.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Document,
+    Query,
 }
 
 /// Whether a word is one of its language's stop words.
@@ -190,15 +212,16 @@ mod tests {
 
     #[test]
     fn cjk_pairs_are_words_and_never_paired_again() {
-        // A run of n characters gives n - 1 terms, and no pair terms.
+        // A run of n characters gives its n characters and n - 1 pairs, and
+        // no pair terms.
         assert_eq!(
-            document("english", "用户住在上海"),
-            vec!["用户", "户住", "住在", "在上", "上海"]
+            document("english", "住在上海"),
+            vec!["住", "住在", "在", "在上", "上", "上海", "海"]
         );
         // No pair spans CJK text; words on one side still pair.
         assert_eq!(
             document("english", "green tea 绿茶 daily"),
-            vec!["green", "green tea", "tea", "绿茶", "daili"]
+            vec!["green", "green tea", "tea", "绿", "绿茶", "茶", "daili"]
         );
         assert_eq!(query("english", "上海"), (vec!["上海".into()], vec![]));
         assert_eq!(
@@ -211,6 +234,8 @@ mod tests {
                 vec![]
             )
         );
+        // A query's characters are terms only standing alone.
+        assert_eq!(query("english", "猫"), (vec!["猫".into()], vec![]));
         // Accent-free and accented queries ask for the same terms.
         assert_eq!(query("english", "Munchen"), query("english", "München"));
     }

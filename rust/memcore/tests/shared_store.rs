@@ -291,6 +291,7 @@ fn opens_beside_a_busy_writer_are_never_refused_as_damaged() {
             "the log never restarted ({written} writes)"
         );
     });
+}
 
 /// Texts a release before CJK pairs and folding indexed whole (`上海` was
 /// not a term of the first), each with a word that finds it now.

@@ -296,7 +296,8 @@ impl Store {
 }
 
 fn configure(conn: &Connection, durability: Durability) -> Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    set_wal_mode(conn)?;
     let sync = match durability {
         Durability::Normal => "NORMAL",
         Durability::Full => "FULL",
@@ -304,6 +305,26 @@ fn configure(conn: &Connection, durability: Durability) -> Result<()> {
     conn.pragma_update(None, "synchronous", sync)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     tune(conn)
+}
+
+/// Switch to WAL. On a new store every process opening it at once asks for
+/// the switch; the one converting the file holds it exclusively, and SQLite
+/// can answer the others "database is locked" at once, without waiting out
+/// the busy timeout (one of four agent windows opening a new store failed).
+/// So a busy answer is retried for as long as the busy timeout.
+fn set_wal_mode(conn: &Connection) -> Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            outcome => return Ok(outcome?),
+        }
+    }
 }
 
 fn tune(conn: &Connection) -> Result<()> {

@@ -296,7 +296,8 @@ impl Store {
 }
 
 fn configure(conn: &Connection, durability: Durability) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // First: its busy timeout bounds the switch to WAL.
+    tune(conn)?;
     set_wal_mode(conn)?;
     let sync = match durability {
         Durability::Normal => "NORMAL",
@@ -304,14 +305,14 @@ fn configure(conn: &Connection, durability: Durability) -> Result<()> {
     };
     conn.pragma_update(None, "synchronous", sync)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    tune(conn)
+    Ok(())
 }
 
 /// Switch to WAL. On a new store every process opening it at once asks for
 /// the switch; the one converting the file holds it exclusively, and SQLite
 /// can answer the others "database is locked" at once, without waiting out
 /// the busy timeout (one of four agent windows opening a new store failed).
-/// So a busy answer is retried for as long as the busy timeout.
+/// So a busy answer is retried for as long as the busy timeout (`tune`).
 fn set_wal_mode(conn: &Connection) -> Result<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {

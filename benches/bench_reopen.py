@@ -18,6 +18,7 @@ import numpy as np
 from benches.context import NAMESPACE, Context
 from benches.report import Record
 from benches.stores import open_memory, settle
+from benches.workloads import Workload
 
 AREA = "reopen"
 
@@ -92,13 +93,20 @@ def collect(ctx: Context) -> list[Record]:
     return records
 
 
+def _store_copy(ctx: Context, scale: int, purpose: str) -> tuple[Workload, int, Path]:
+    """The scale's workload, how many of its extra memories to write (a tenth of the store,
+    at least 100) and a copy of its store to write them into."""
+    w = ctx.workload(scale)
+    n = min(len(w.extra_texts), max(scale // 10, 100))
+    copy = ctx.scratch_dir(purpose) / "data"
+    shutil.copytree(ctx.store(scale).path, copy)
+    return w, n, copy
+
+
 def _close_with_backlog(ctx: Context, scale: int) -> Record:
     """close() right after one bulk write of `n` memories: it leaves what the indexer has
     not reached to the next open (which the second open times catching up)."""
-    w = ctx.workload(scale)
-    n = min(len(w.extra_texts), max(scale // 10, 100))
-    copy = ctx.scratch_dir("close") / "data"
-    shutil.copytree(ctx.store(scale).path, copy)
+    w, n, copy = _store_copy(ctx, scale, "close")
     mem = open_memory(copy)
     mem.store_memories(list(w.extra_texts[:n]), vectors=w.extra_vectors[:n])
     start = time.perf_counter()
@@ -127,10 +135,7 @@ def _close_with_backlog(ctx: Context, scale: int) -> Record:
 
 def _after_crash(ctx: Context, scale: int) -> Record:
     """Reopen after a writer died with `n` stored but unindexed memories: the op-log replay."""
-    w = ctx.workload(scale)
-    n = min(len(w.extra_texts), max(scale // 10, 100))
-    copy = ctx.scratch_dir("crash") / "data"
-    shutil.copytree(ctx.store(scale).path, copy)
+    w, n, copy = _store_copy(ctx, scale, "crash")
     vectors = copy.parent / "vectors.npy"
     np.save(vectors, w.extra_vectors[:n])
     subprocess.run(

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benches.reliability.results import silent, when
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results"
 
@@ -214,10 +216,6 @@ def _headline() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _when(entry: dict[str, Any]) -> str:
-    return f"{entry.get('commit', '?')}, {str(entry.get('date', '?'))[:10]}"
-
-
 def _reliability() -> str:
     """README's reliability table: the kill -9, damage and replica phases, each with the
     commit and date it ran on."""
@@ -227,7 +225,7 @@ def _reliability() -> str:
         k = data["kills"]
         lines.append(
             f"| kill -9 of a writer | {k['rounds']} kills, {k['acknowledged']:,} acknowledged "
-            f"writes | {k['lost']} lost, {k['unfindable']} unfindable | {_when(k)} |"
+            f"writes | {k['lost']} lost, {k['unfindable']} unfindable | {when(k)} |"
         )
     if "process_kills" in data:
         p = data["process_kills"]
@@ -235,18 +233,16 @@ def _reliability() -> str:
             f"| kill -9 across processes | {p['rounds']} kills among {p['writers']} writers "
             f"of one store, {p['acknowledged']:,} acknowledged writes | {p['lost']} lost, "
             f"{p['unfindable']} unfindable by their word, {p.get('unfindable_by_vector', 0)} of "
-            f"{p.get('vector_sampled', 0):,} sampled by their vector | {_when(p)} |"
+            f"{p.get('vector_sampled', 0):,} sampled by their vector | {when(p)} |"
         )
     if "damage" in data:
         d = data["damage"]
         o = d["outcomes"]
-        silent = d.get("silent") or {}
-        how = ", ".join(f"{n} {k}" for k, n in sorted(silent.items()))
         lines.append(
             f"| random damage of one file of the data folder | {d['trials']} trials, each "
             f"opened in a subprocess | {o['refused']} refused, {o['healed']} healed, "
             f"{o['opened_correct']} opened correct, {o['silent_wrong']} silent wrong"
-            f"{f' ({how})' if how else ''}, {o['crash']} crashes | {_when(d)} |"
+            f"{silent(d)}, {o['crash']} crashes | {when(d)} |"
         )
     if "replica_identity" in data:
         r = data["replica_identity"]
@@ -254,7 +250,7 @@ def _reliability() -> str:
         lines.append(
             f"| a PostgreSQL node's replica opened on another database | {r['trials']} trials "
             f"| {o['refused']} refused, {o['own_folder']} opened the new database's own "
-            f"folder, {o['served_wrong']} served the wrong database | {_when(r)} |"
+            f"folder, {o['served_wrong']} served the wrong database | {when(r)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -268,7 +264,7 @@ def _damage_by_file() -> str:
     o = damage["outcomes"]
     silent = ", ".join(f"{n} {k}" for k, n in sorted((damage.get("silent") or {}).items()))
     lines = [
-        f"{damage['trials']} trials at {_when(damage)}: {o['refused']} refused (each refused "
+        f"{damage['trials']} trials at {when(damage)}: {o['refused']} refused (each refused "
         f"again on a second open; {damage.get('repaired', 0)} then made sound by `repair "
         f"--accept-empty`), {o['healed']} healed, {o['opened_correct']} opened correct, "
         f"{o['silent_wrong']} silent wrong{f' ({silent})' if silent else ''}, {o['crash']} "

@@ -139,7 +139,7 @@ def fuzz_summary(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _silent(d: dict[str, Any]) -> str:
+def silent(d: dict[str, Any]) -> str:
     """How the silent-wrong damage showed, when there was any."""
     kinds = d.get("silent") or {}
     return f" ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})" if kinds else ""
@@ -176,14 +176,14 @@ def render(data: dict[str, Any]) -> str:
             f"| HTTP load | {h['clients']} clients for {h['seconds']:.0f} s, {h['calls']:,} "
             f"calls ({h['calls_per_second']:.0f}/s) | {h['errors']} error results, "
             f"{h['protocol_errors']} protocol errors, {h.get('transport_errors', 0)} "
-            f"transport errors; /healthz after: {h['healthy_after']}{_rss(h)} | {_when(h)} |"
+            f"transport errors; /healthz after: {h['healthy_after']}{_rss(h)} | {when(h)} |"
         )
     if "kills" in data:
         k = data["kills"]
         lines.append(
             f"| kill -9 during writes | {k['rounds']} kills, {k['acknowledged']:,} acknowledged "
             f"writes | {k['lost']} lost, {k['unfindable']} unfindable, "
-            f"quick_check ok after every kill: {k['integrity_ok']} | {_when(k)} |"
+            f"quick_check ok after every kill: {k['integrity_ok']} | {when(k)} |"
         )
     if "process_kills" in data:
         lines.append(_process_kills_row(data["process_kills"]))
@@ -198,8 +198,8 @@ def render(data: dict[str, Any]) -> str:
             f"{d.get('repaired', 0)} then made sound by `repair --accept-empty`), "
             f"{o['healed']} healed, "
             f"{o['opened_correct']} opened correct, {o['silent_wrong']} silent wrong"
-            f"{_silent(d)}, "
-            f"{o['crash']} crashes | {_when(d)} |"
+            f"{silent(d)}, "
+            f"{o['crash']} crashes | {when(d)} |"
         )
     if "replica_identity" in data:
         r = data["replica_identity"]
@@ -210,7 +210,7 @@ def render(data: dict[str, Any]) -> str:
             "database, another cluster, a database that lost writes, replaced under a running "
             f"node, two nodes on one folder) | {o['refused']} refused, {o['own_folder']} "
             f"opened their database's own folder, {o['served_wrong']} served the wrong "
-            f"database | {_when(r)} |"
+            f"database | {when(r)} |"
         )
     if "damage" in data:
         lines += [
@@ -252,7 +252,7 @@ def render(data: dict[str, Any]) -> str:
             outcomes = ", ".join(f"{key} {n}" for key, n in entry["outcomes"].items())
             reached = "yes" if entry["cases"] >= target else "no"
             lines.append(
-                f"| `{name}` | {entry['cases']:,} | {reached} | {outcomes} | {_when(entry)} |"
+                f"| `{name}` | {entry['cases']:,} | {reached} | {outcomes} | {when(entry)} |"
             )
         bad = [
             (name, v)
@@ -282,11 +282,12 @@ def _process_kills_row(p: dict[str, Any]) -> str:
         f"vector; index entries missing {p['index_missing']} (check ok: "
         f"{p['check_ok']}); two owners at once {p['owner_overlaps']} times, rounds without "
         f"an owner {p['rounds_without_owner']}, owners at the end {p['owners_at_end']}{taken}; "
-        f"write errors: {errors or 'none'} | {_when(p)} |"
+        f"write errors: {errors or 'none'} | {when(p)} |"
     )
 
 
-def _when(entry: dict[str, Any]) -> str:
+def when(entry: dict[str, Any]) -> str:
+    """The commit and date a phase ran on."""
     return f"{entry.get('commit', '?')}, {entry.get('date', '?')[:10]}"
 
 

@@ -34,6 +34,8 @@ mod replies;
 mod reset;
 mod restore;
 mod search;
+#[cfg(test)]
+mod shared_open_tests;
 mod sharing;
 mod store_similar;
 mod summaries;
@@ -233,10 +235,6 @@ impl Engine {
         let (text_seq, vector_seq) =
             verify::at_open(&store, &indexes, text_seq, vector_seq, index_read_only)?;
         let indexes = Arc::new(indexes);
-        // Beside a live writer the catalog may hold less than the replay
-        // below reaches: a follower starts from what it holds.
-        let catalog_seq = crate::store::oplog::last_seq(&*store.reader()?)?;
-        recovery::rebuild_catalog(&store, &indexes)?;
         let threads = match options.index_threads {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
@@ -249,15 +247,31 @@ impl Engine {
                 threads,
             ))
         });
-        let replayed = match &indexer {
-            Some(ix) => recovery::replay(
-                &store,
+        // The catalog and the replay read one snapshot, whose last op is
+        // where the follower starts. Beside other writers (a shared store,
+        // a read-only open) a write may land in between: read apart, the
+        // replay reached past the catalog's seq and the follower sent those
+        // ops to the indexer a second time, so the text index held two
+        // documents for one write and the next open refused it.
+        let replayed = {
+            let reader = store.reader()?;
+            let snapshot = reader.unchecked_transaction()?;
+            let catalog_seq = crate::store::oplog::last_seq(&snapshot)?;
+            recovery::rebuild_catalog_from(&snapshot, &indexes)?;
+            #[cfg(test)]
+            shared_open_tests::after_catalog_snapshot();
+            let send = indexer.as_ref().map(|ix| move |j| ix.send(j));
+            let replayed = recovery::replay_from(
+                &snapshot,
                 &indexes,
                 text_seq,
                 vector_seq,
-                Some(&|j| ix.send(j)),
-            )?,
-            None => recovery::replay(&store, &indexes, text_seq, vector_seq, None)?,
+                &std::collections::BTreeSet::new(),
+                send.as_ref().map(|f| f as &dyn Fn(Job)),
+            )?;
+            // Nothing new past the watermarks: the replay answers where it
+            // started, which is the snapshot's end.
+            replayed.max(catalog_seq)
         };
         let indexer_slot: Arc<OnceLock<Arc<Indexer>>> = Arc::new(OnceLock::new());
         if let Some(ix) = indexer {
@@ -271,7 +285,6 @@ impl Engine {
             rescans: Arc::default(),
         };
         let (follower, gate) = if store.is_read_only() {
-            let replayed = replayed.min(catalog_seq);
             let follower = follow::Follower::start(
                 &store.db_path(),
                 store.connect()?,
@@ -281,10 +294,10 @@ impl Engine {
             )?;
             (Some(follower), None)
         } else if shared {
-            // Under this process's writer lock nothing else of its own is
-            // written yet: the replay reached every op committed so far, or
-            // the follower's first catch-up (which always runs) gets the rest.
-            let applied = replayed.min(catalog_seq);
+            // Nothing of this process's own is written yet: the replay
+            // reached every op of its snapshot, and the follower's first
+            // catch-up (which always runs) gets the rest.
+            let applied = replayed;
             let gate = Arc::new(sharing::Gate::new(applied));
             let sharing = follow::Sharing {
                 store: store.clone(),

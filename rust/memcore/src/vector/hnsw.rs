@@ -143,6 +143,13 @@ pub struct SavedGraph {
     sidecar: Sidecar,
 }
 
+impl SavedGraph {
+    /// Whether this save holds `key`.
+    pub fn holds(&self, key: u64) -> bool {
+        self.index.contains(key)
+    }
+}
+
 impl std::fmt::Debug for SavedGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SavedGraph")

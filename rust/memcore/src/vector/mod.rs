@@ -52,6 +52,10 @@ pub struct VectorIndex {
     in_doubt: AtomicBool,
     /// Hubness values of the stored vectors (see [`hub`]).
     hubs: hub::Hubness,
+    /// Keys a read-only instance put into the graph it holds in memory (see
+    /// [`VectorIndex::index_pending_in_memory`]), which no save it loaded
+    /// holds.
+    held_here: RwLock<Vec<u64>>,
 }
 
 impl VectorIndex {
@@ -70,6 +74,7 @@ impl VectorIndex {
             pending: RwLock::new(HashMap::default()),
             in_doubt: AtomicBool::new(false),
             hubs: hub::Hubness::default(),
+            held_here: RwLock::new(Vec::new()),
         };
         let hub_warning = index.hubs.load(dir, index.hnsw.generation(), read_only);
         Ok((index, seq, warning.or(hub_warning)))
@@ -117,8 +122,18 @@ impl VectorIndex {
         let Some(saved) = self.hnsw.read_newer() else {
             return 0;
         };
+        // What this instance indexed itself and the save lacks goes back to
+        // the buffer, read from the graph held until now.
+        let carried: Vec<(u64, SharedVector)> = std::mem::take(&mut *self.held_here.write())
+            .into_iter()
+            .filter(|key| !saved.holds(*key))
+            .filter_map(|key| {
+                let mut buf = vec![0.0f32; self.dim()];
+                self.hnsw.get(key, &mut buf).then(|| (key, Arc::from(buf)))
+            })
+            .collect();
         // Searches hold the pending buffer's read lock for their whole walk:
-        // none sees a vector in both the new graph and the buffer.
+        // none sees a vector in both the new graph and the buffer, or in neither.
         let mut pending = self.pending.write();
         self.hnsw.install(saved);
         // A damaged values file was reported at open; this instance ranks
@@ -128,7 +143,34 @@ impl VectorIndex {
             .load(self.hnsw.dir(), self.hnsw.generation(), true);
         let before = pending.len();
         pending.retain(|key, _| !self.hnsw.contains(*key));
-        before - pending.len()
+        let dropped = before - pending.len();
+        pending.extend(carried);
+        dropped
+    }
+
+    /// A read-only instance: put up to `max` pending vectors into the graph
+    /// it holds in memory (never saved), so searches stop scoring them
+    /// exactly one by one. For vectors the writer left out of its last save
+    /// (it was killed, or has not saved yet): a newer save loaded later
+    /// replaces the graph, and whatever it lacks of these goes back to the
+    /// buffer. Returns how many were indexed. Called by one thread only (the
+    /// follower), as [`VectorIndex::follow_saved`] is.
+    pub fn index_pending_in_memory(&self, max: usize) -> Result<usize> {
+        if !self.graph_trusted() {
+            return Ok(0);
+        }
+        let batch: Vec<(u64, SharedVector)> = self
+            .pending
+            .read()
+            .iter()
+            .take(max)
+            .map(|(key, v)| (*key, v.clone()))
+            .collect();
+        self.apply(&batch, &[], 1)?;
+        self.held_here
+            .write()
+            .extend(batch.iter().map(|(key, _)| *key));
+        Ok(batch.len())
     }
 
     /// Vector dimension.
@@ -397,6 +439,7 @@ impl VectorIndex {
     /// Drop everything (a reset, or a rebuild: the fresh graph is trusted).
     pub fn clear(&self) -> Result<()> {
         self.pending.write().clear();
+        self.held_here.write().clear();
         self.hubs.clear();
         self.hnsw.clear()?;
         self.in_doubt.store(false, Ordering::SeqCst);
@@ -503,5 +546,47 @@ mod tests {
             Vec::<u64>::new(),
             "removed with its key"
         );
+    }
+
+    fn keyed(vectors: &[SharedVector], first: u64) -> Vec<(u64, SharedVector)> {
+        vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (first + i as u64, v.clone()))
+            .collect()
+    }
+
+    /// A read-only instance indexes what is pending into the graph it holds;
+    /// a newer save from the writer that lacks some of those vectors gives
+    /// them back to the buffer, so none is ever lost to searches.
+    #[test]
+    fn vectors_indexed_in_memory_survive_loading_a_save_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = HnswParams::default();
+        let (writer, _, _) = VectorIndex::open(dir.path(), 8, params, false).unwrap();
+        let vectors = units(300, 8, 11);
+        writer.apply(&keyed(&vectors[..100], 1), &[], 1).unwrap();
+        writer.save(100).unwrap();
+        let (reader, seq, _) = VectorIndex::open(dir.path(), 8, params, true).unwrap();
+        assert_eq!((seq, reader.hnsw().len()), (100, 100));
+        for (key, v) in keyed(&vectors[100..], 101) {
+            reader.stage(key, v);
+        }
+        assert_eq!(reader.index_pending_in_memory(150).unwrap(), 150);
+        assert_eq!((reader.pending_len(), reader.hnsw().len()), (50, 250));
+        // The writer saves a graph holding only the next 20 of them.
+        writer
+            .apply(&keyed(&vectors[100..120], 101), &[], 1)
+            .unwrap();
+        writer.save(120).unwrap();
+        reader.follow_saved();
+        assert_eq!(reader.hnsw().len(), 120);
+        assert_eq!(
+            reader.pending_len(),
+            180,
+            "130 carried back, 50 still pending"
+        );
+        let lost: Vec<u64> = (1..=300).filter(|k| reader.vector(*k).is_none()).collect();
+        assert_eq!(lost, Vec::<u64>::new(), "in the graph or in the buffer");
     }
 }

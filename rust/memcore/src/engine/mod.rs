@@ -8,6 +8,7 @@ mod code;
 mod code_weights;
 mod context;
 mod conversation;
+mod db_check;
 mod documents;
 mod embedding;
 mod follow;
@@ -184,6 +185,8 @@ pub struct Engine {
     gate: Option<Arc<sharing::Gate>>,
     /// Held while this process owns the index files of a shared store.
     _owner: Arc<parking_lot::Mutex<Option<crate::store::OwnerLock>>>,
+    /// A check of a large database running in the background (`db_check`).
+    _db_check: Option<db_check::Background>,
     /// `save_memory` calls and rejections since open (`get_analytics`).
     graph_stats: graph_quality::GraphStats,
     /// The node's side of PostgreSQL: its follower of the shared log.
@@ -211,6 +214,12 @@ impl Engine {
                 shared,
             },
         )?);
+        // A small database is checked whole before anything reads or writes
+        // it; a larger one in the background, below (`db_check`).
+        let checked_now = db_check::small_enough(&store.db_path(), db_check::CHECK_AT_OPEN_BYTES);
+        if checked_now {
+            db_check::now(&store)?;
+        }
         if !store.is_read_only() {
             store.write(|tx| {
                 if meta::get(tx, meta::CREATED_AT)?.is_none() {
@@ -235,6 +244,13 @@ impl Engine {
         let (text_seq, vector_seq) =
             verify::at_open(&store, &indexes, text_seq, vector_seq, index_read_only)?;
         let indexes = Arc::new(indexes);
+        // The writer of the index files checks a larger database in the
+        // background (one process of a shared store, not each of them).
+        let db_check = if !checked_now && !index_read_only {
+            Some(db_check::Background::start(&store, indexes.clone())?)
+        } else {
+            None
+        };
         let threads = match options.index_threads {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
@@ -338,6 +354,7 @@ impl Engine {
             follower,
             gate,
             _owner: owner_slot,
+            _db_check: db_check,
             graph_stats: graph_quality::GraphStats::default(),
             #[cfg(feature = "postgres")]
             pg: None,

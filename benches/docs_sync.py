@@ -118,7 +118,7 @@ def _tool_groups() -> str:
 
 
 def _settings_table() -> str:
-    from memcore.cli.settings import OPTIONS, STORE_OPTIONS
+    from memcore.settings.options import OPTIONS, STORE_OPTIONS
 
     store = set(STORE_OPTIONS)
     lines = ["| flag | variable | what (default) | CLI too |", "|---|---|---|---|"]

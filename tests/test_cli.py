@@ -25,7 +25,7 @@ from embeddings_support.models import MINILM_DIR
 from filled_store import _letters, fill_store
 from memcore import Memory
 from memcore.cli import commands as cli
-from memcore.mcp.auth import digest, load
+from memcore.settings.tokens import digest, load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEXT_ONLY = ["--model", "none"]

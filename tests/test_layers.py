@@ -12,8 +12,7 @@ Layers, top to bottom (a module may import its own layer and the ones below it):
    token file, every command runs the tool of its name), never the other way round;
 2. the MCP server (``memcore.mcp``);
 3. the process settings both of them read: flags, ``MEMCORE_*`` variables, the model
-   list and the ``--fact-extractor`` loader (``memcore.cli.settings``, ``memcore.cli.models``,
-   ``memcore.cli.extractor``);
+   list, the ``--fact-extractor`` loader and the token file (``memcore.settings``);
 4. the facade: ``memcore`` itself, ``memcore.memory`` and ``memcore._facade``;
 5. its building blocks: records, embeddings, code scanning and chunking, config, errors,
    logs, times, lazy loading;
@@ -41,10 +40,7 @@ BENCHES = REPO / "benches"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("command line", ("memcore.__main__", "memcore.cli")),
     ("MCP server", ("memcore.mcp",)),
-    (
-        "process settings",
-        ("memcore.cli.settings", "memcore.cli.models", "memcore.cli.extractor"),
-    ),
+    ("process settings", ("memcore.settings",)),
     ("facade", ("memcore", "memcore.memory", "memcore._facade")),
     (
         "building blocks",

@@ -185,7 +185,7 @@ def test_start_up_imports_stay_light() -> None:
     )
     probe = (
         "import sys, memcore, memcore.mcp.main as m; m.load_registry(); "
-        "from memcore.cli.settings import resolve; "
+        "from memcore.settings.options import resolve; "
         "resolve(m.build_parser().parse_args(['--model', 'minilm']), m.SERVER_OPTIONS); "
         f"print([name for name in {heavy!r} if name in sys.modules])"
     )

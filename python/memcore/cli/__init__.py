@@ -1,10 +1,9 @@
 """The ``memcore`` command: `commands` (every command; `main` is its entry point), `code`
-(``memcore code …``), `store` (``check``/``repair``/``backup``), and the two modules the
-MCP server shares: `settings` (flags and ``MEMCORE_*`` variables) and `models` (the
-model list). The command line may use the server's modules, never the reverse.
+(``memcore code …``), `store` (``check``/``repair``/``backup``), `replica`. Its settings
+and model list are `memcore.settings`, which the MCP server reads too.
 
-`main` (the console script's ``memcore.cli:main``) is imported on first use, so the MCP
-server can read `memcore.cli.settings` without loading every command.
+`main` (the console script's ``memcore.cli:main``) is imported on first use, so importing
+the package loads no command.
 """
 
 from __future__ import annotations

@@ -40,9 +40,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
-from memcore.cli.models import show_models
 from memcore.cli.replica import add_replica_commands
-from memcore.cli.settings import (
+from memcore.cli.store import add_store_commands
+from memcore.errors import MemcoreError, ResourceBusyError
+from memcore.settings.models import show_models
+from memcore.settings.options import (
     DEFAULT_BUCKETS,
     STORE_OPTIONS,
     NamespaceRange,
@@ -52,8 +54,6 @@ from memcore.cli.settings import (
     namespace_bucket,
     resolve,
 )
-from memcore.cli.store import add_store_commands
-from memcore.errors import MemcoreError, ResourceBusyError
 
 # Only what parsing needs is imported above, so `memcore --help` and the argument errors
 # answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
@@ -694,7 +694,7 @@ def _auth_file(args: argparse.Namespace) -> Path:
 
 
 def _auth_add(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import add_token
+    from memcore.settings.tokens import add_token
 
     path = _auth_file(args)
     token, entry = add_token(path, args.namespace, admin=args.admin, label=args.label)
@@ -704,7 +704,7 @@ def _auth_add(args: argparse.Namespace) -> int:
 
 
 def _auth_list(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import load
+    from memcore.settings.tokens import load
 
     for entry in load(_auth_file(args)):
         role = " admin" if entry.admin else ""
@@ -714,7 +714,7 @@ def _auth_list(args: argparse.Namespace) -> int:
 
 
 def _auth_revoke(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import revoke
+    from memcore.settings.tokens import revoke
 
     if not revoke(_auth_file(args), args.token_id):
         raise CommandError(f"no token with id {args.token_id}")

@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from memcore._facade import placement
 from memcore._facade.turn_settings import TURN_OPTIONS, TURN_SETTING_NAMES, TurnOption, TurnSettings
-from memcore.cli.extractor import ExtractorSpec, load_extractor
 from memcore.config import LOCAL_DIR_NAME, default_data_dir
 from memcore.errors import InvalidParameterError
+from memcore.settings.extractor import ExtractorSpec, load_extractor
 
 Transport = Literal["stdio", "http"]
 

@@ -67,7 +67,7 @@ class ToolFacts:
 def tool_facts() -> ToolFacts:
     """Counts and sizes of the tool profiles (sizes: compact JSON of the listing)."""
     from memcore.mcp.listing import listing_for
-    from memcore.mcp.tools import load_registry
+    from memcore.tools.groups import load_registry
 
     registry = load_registry()
 

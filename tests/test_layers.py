@@ -40,6 +40,7 @@ BENCHES = REPO / "benches"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("command line", ("memcore.__main__", "memcore.cli")),
     ("MCP server", ("memcore.mcp",)),
+    ("tool runner", ("memcore.tools",)),
     ("process settings", ("memcore.settings",)),
     ("facade", ("memcore", "memcore.memory", "memcore._facade")),
     (
@@ -72,7 +73,7 @@ CORE_LAYERS = ("facade",)
 CORE_PREFIXES = ("memcore.records",)
 
 #: The layers that serve people and agents: they go through the facade only.
-FRONT_LAYERS = ("command line", "MCP server", "process settings")
+FRONT_LAYERS = ("command line", "MCP server", "tool runner", "process settings")
 #: What the front may not import: the engine; code indexing's internals (the facade's
 #: `index_project`, `project_identity` and `search_code` are its API); and the facade's
 #: own foundation, which hands the engine to facade modules (`native_engine`).
@@ -329,9 +330,9 @@ def test_nothing_reaches_into_the_facade() -> None:
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("memcore.mcp.tools.conversation", "from memcore._core import Engine\n"),
-        ("memcore.mcp.tools.code", "def f():\n    from memcore.code.indexer import x\n"),
-        ("memcore.mcp.tools.code", "from memcore.code.scanner import resolve_root\n"),
+        ("memcore.tools.groups.conversation", "from memcore._core import Engine\n"),
+        ("memcore.tools.groups.code", "def f():\n    from memcore.code.indexer import x\n"),
+        ("memcore.tools.groups.code", "from memcore.code.scanner import resolve_root\n"),
         ("memcore.cli.code", "from memcore._core import Engine\n"),
         ("memcore.code.cli", "from memcore.mcp import logs\n"),
         ("memcore.mcp.main", "def f():\n    from memcore.cli.commands import show_models\n"),
@@ -354,17 +355,17 @@ def test_layer_rules_catch_a_reach_around(module: str, source: str) -> None:
 
 def test_cycle_rule_catches_a_loop() -> None:
     """A loop inside one layer, which the layer rules alone allow: mcp.main imports
-    mcp.limits, and here mcp.limits imports mcp.main back (lazily)."""
+    mcp.maintenance, and here mcp.maintenance imports mcp.main back (lazily)."""
     sources = {
         **package_sources(),
-        "memcore.mcp.limits": (
-            "memcore/mcp/limits.py",
+        "memcore.mcp.maintenance": (
+            "memcore/mcp/maintenance.py",
             "def f():\n    from memcore.mcp.main import main\n",
         ),
     }
     assert not layer_violations(_package_graph(sources))
     found = cycles(_package_graph(sources))
-    assert ["memcore.mcp.limits", "memcore.mcp.main", "memcore.mcp.limits"] in found, found
+    assert ["memcore.mcp.main", "memcore.mcp.maintenance", "memcore.mcp.main"] in found, found
 
 
 @pytest.mark.parametrize(

@@ -15,12 +15,12 @@ from jsonschema import Draft202012Validator
 
 from memcore import logs
 from memcore.errors import InvalidParameterError, PayloadTooLargeError
-from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
-from memcore.mcp.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.schema import arguments, integer, string
-from memcore.mcp.tools import load_registry
-from memcore.mcp.validation import ArgumentChecker
+from memcore.tools.groups import load_registry
+from memcore.tools.limits import Limits
+from memcore.tools.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec
+from memcore.tools.schema import arguments, integer, string
+from memcore.tools.validation import ArgumentChecker
 from test_mcp_support import ALL_TOOLS, GROUP_TOOLS, LEGACY_TOOLS
 
 

@@ -22,11 +22,7 @@ import anyio
 from memcore import __version__, logs
 from memcore.mcp import maintenance, stdio
 from memcore.mcp.dispatch import Caller, Dispatcher
-from memcore.mcp.host import StoreHost
-from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
-from memcore.mcp.registry import ProfileError
-from memcore.mcp.tools import load_registry
 from memcore.settings.options import (
     SERVER_OPTIONS,
     Settings,
@@ -36,6 +32,10 @@ from memcore.settings.options import (
     resolve,
 )
 from memcore.settings.tokens import AuthFileError, TokenStore
+from memcore.tools.groups import load_registry
+from memcore.tools.host import StoreHost
+from memcore.tools.limits import Limits
+from memcore.tools.registry import ProfileError
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

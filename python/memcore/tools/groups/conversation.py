@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from memcore.errors import UnauthorizedError
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._conversation_shapes import context_out, history_out, read_out, turn_out
-from memcore.mcp.tools._shared import HYBRID_WITHOUT_MODEL, optional
+from memcore.tools import schema
+from memcore.tools.groups._conversation_shapes import context_out, history_out, read_out, turn_out
+from memcore.tools.groups._shared import HYBRID_WITHOUT_MODEL, optional
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def _id(description: str) -> schema.Schema:

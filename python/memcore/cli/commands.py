@@ -59,7 +59,7 @@ from memcore.settings.options import (
 # answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
 # onnxruntime, jsonschema, tree-sitter, rich) when it runs.
 if TYPE_CHECKING:
-    from memcore._facade.reference_import import ReferenceImportReport
+    from memcore.facade import ReferenceImportReport
     from memcore.memory import Memory
     from memcore.tools.runner import ToolRunner
 
@@ -582,7 +582,7 @@ def _project_id(project: str, opened: OpenedStore) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from memcore._facade.transfer import export_store
+    from memcore.facade import export_store
 
     # Vectors are read from the store as they are: no model is loaded.
     settings = replace(_settings(args), model=None, model_path=None)
@@ -610,7 +610,7 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     if args.from_reference_server:
         return _import_reference(args)
-    from memcore._facade.transfer import TransferError, import_store
+    from memcore.facade import TransferError, import_store
 
     settings = _settings(args)
     with (
@@ -643,7 +643,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _import_reference(args: argparse.Namespace) -> int:
-    from memcore._facade.reference_import import import_reference_graph
+    from memcore.facade import import_reference_graph
 
     for flag, given in (("--skip-existing", args.skip_existing), ("--no-embed", args.no_embed)):
         if given:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
 import anyio.to_thread
 
-from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
 from memcore.errors import MemcoreError, ResourceBusyError, StorageError
+from memcore.facade import TurnMetrics, TurnMetricsSnapshot
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

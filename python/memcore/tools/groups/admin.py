@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from memcore import __version__
-from memcore._facade.turn_metrics import as_plain
 from memcore.errors import error_payload
+from memcore.facade import as_plain
 from memcore.tools import schema
 from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 

@@ -25,7 +25,7 @@ def _jobs(call: ToolCall) -> IndexJobs:
 
 def index_project(call: ToolCall) -> dict[str, Any]:
     """Start (or join) a pass over a project; its report if it ends within the wait."""
-    from memcore._facade.code import project_identity
+    from memcore.facade import project_identity
 
     args = call.arguments
     root, project_id = project_identity(args["path"], args.get("project_id") or None)

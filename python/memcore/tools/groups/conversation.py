@@ -45,7 +45,7 @@ def _check_document(call: ToolCall, document: Any, field: str) -> None:
     """Refuse a document the server would read from its disk, unless the caller is admin."""
     if call.admin:
         return
-    from memcore._facade.documents import is_url
+    from memcore.facade import is_url
 
     path = document.get("path") if isinstance(document, Mapping) else document
     given = isinstance(document, Mapping) and ("content" in document or "content_hash" in document)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore._facade.tiers import TIERS
+from memcore.facade import TIERS
 from memcore.tools import schema
 from memcore.tools.groups._graph_shapes import entity_name_item
 from memcore.tools.groups._shared import (

@@ -5,18 +5,29 @@ its imports, lazy ones in functions included, make the import graph the rules be
 checked on. A failure lists each offending import as ``file:line`` with the rule it breaks,
 so it says what to fix.
 
-Layers, top to bottom (a module may import its own layer and the ones below it):
+Layers, top to bottom, in tiers: a module may import its own layer and the layers of the
+tiers below, never a layer above nor a peer (another layer of its own tier).
 
-1. the command line (``memcore.cli``, ``memcore.__main__``): the outermost shell; it may
-   use the MCP server's modules (``memcore serve`` runs it, ``memcore auth`` edits its
-   token file, every command runs the tool of its name), never the other way round;
-2. the MCP server (``memcore.mcp``);
-3. the process settings both of them read: flags, ``MEMCORE_*`` variables, the model
-   list, the ``--fact-extractor`` loader and the token file (``memcore.settings``);
-4. the facade: ``memcore`` itself, ``memcore.memory`` and ``memcore._facade``;
-5. its building blocks: records, embeddings, code scanning and chunking, config, errors,
-   logs, times, lazy loading;
-6. the native core, ``memcore._core``.
+1. the entry points, which only pick a front: the console script ``memcore.cli:main``
+   (``memcore serve`` is the MCP server, every other command the command line) and the
+   ``python -m memcore`` / ``python -m memcore.cli`` modules;
+2. the two fronts, peers: the command line (``memcore.cli``) and the MCP server
+   (``memcore.mcp``);
+3. what both fronts use, peers: the tools (``memcore.tools``: specs, schemas, argument
+   checks, the runner) and the process settings (``memcore.settings``: flags,
+   ``MEMCORE_*`` variables, the model list, the ``--fact-extractor`` loader, the token file);
+4. the facade: ``memcore`` itself, ``memcore.memory``, its public helpers
+   ``memcore.facade`` and its parts ``memcore._facade``;
+5. code indexing (``memcore.code``), which embeds through the embeddings below;
+6. peers: the embedding models (``memcore.embeddings``) and the fact-capture rules
+   (``memcore.capture``);
+7. the records the facade returns (``memcore.records``);
+8. the foundations: config, errors, logs, times, lazy loading, the exit hook, the rules
+   every argument meets;
+9. the native core, ``memcore._core``.
+
+Everything above the facade (the front) goes through its public face only: never
+``memcore._facade.*``, the native module or code indexing's internals.
 """
 
 from __future__ import annotations
@@ -36,31 +47,39 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCES = REPO / "python"
 BENCHES = REPO / "benches"
 
-#: The layers, top first: (name, the modules it holds by name prefix).
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("command line", ("memcore.__main__", "memcore.cli")),
-    ("MCP server", ("memcore.mcp",)),
-    ("tool runner", ("memcore.tools",)),
-    ("process settings", ("memcore.settings",)),
-    ("facade", ("memcore", "memcore.memory", "memcore._facade")),
+#: Modules that only pick a front, by exact name (the rest of their packages is a front).
+ENTRY_POINTS = ("memcore.__main__", "memcore.cli", "memcore.cli.__main__")
+
+Layer = tuple[str, tuple[str, ...]]  # a name, and the modules it holds by name prefix
+
+#: The tiers of layers, top first; the layers of one tier are peers.
+TIERS: tuple[tuple[Layer, ...], ...] = (
+    (("entry points", ()),),
+    (("command line", ("memcore.cli",)), ("MCP server", ("memcore.mcp",))),
+    (("tools", ("memcore.tools",)), ("process settings", ("memcore.settings",))),
+    (("facade", ("memcore", "memcore.memory", "memcore.facade", "memcore._facade")),),
+    (("code indexing", ("memcore.code",)),),
+    (("embeddings", ("memcore.embeddings",)), ("fact capture", ("memcore.capture",))),
+    (("records", ("memcore.records",)),),
     (
-        "building blocks",
         (
-            "memcore.records",
-            "memcore.capture",
-            "memcore.embeddings",
-            "memcore.code",
-            "memcore.config",
-            "memcore.errors",
-            "memcore.logs",
-            "memcore._time",
-            "memcore._lazy",
-            "memcore._exit",
-            "memcore.arguments",
+            "foundations",
+            (
+                "memcore.config",
+                "memcore.errors",
+                "memcore.logs",
+                "memcore._time",
+                "memcore._lazy",
+                "memcore._exit",
+                "memcore.arguments",
+            ),
         ),
     ),
-    ("native core", ("memcore._core",)),
+    (("native core", ("memcore._core",)),),
 )
+LAYERS: tuple[Layer, ...] = tuple(layer for tier in TIERS for layer in tier)
+#: Each layer's tier, 0 at the top.
+TIER_OF: dict[str, int] = {name: i for i, tier in enumerate(TIERS) for name, _ in tier}
 
 CORE = "memcore._core"
 #: Who may import the native module besides the facade: each with its reason.
@@ -72,12 +91,13 @@ CORE_IMPORTERS: dict[str, str] = {
 CORE_LAYERS = ("facade",)
 CORE_PREFIXES = ("memcore.records",)
 
-#: The layers that serve people and agents: they go through the facade only.
-FRONT_LAYERS = ("command line", "MCP server", "tool runner", "process settings")
+#: The layers above the facade, which serve people and agents: they go through the
+#: facade's public face only.
+FRONT_LAYERS = ("entry points", "command line", "MCP server", "tools", "process settings")
 #: What the front may not import: the engine; code indexing's internals (the facade's
 #: `index_project`, `project_identity` and `search_code` are its API); and the facade's
-#: own foundation, which hands the engine to facade modules (`native_engine`).
-FRONT_FORBIDDEN = (CORE, "memcore.code", "memcore._facade.base")
+#: parts (`memcore.Memory` and `memcore.facade` name what the front may use of them).
+FRONT_FORBIDDEN = (CORE, "memcore.code", "memcore._facade")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +190,10 @@ def _targets(
 
 
 def layer_of(module: str) -> str | None:
-    """The layer of a module: the one naming its longest prefix."""
+    """The layer of a module: an entry point by its name, else the layer naming its
+    longest prefix."""
+    if module in ENTRY_POINTS:
+        return "entry points"
     best: tuple[int, str] | None = None
     for name, prefixes in LAYERS:
         for prefix in prefixes:
@@ -180,29 +203,33 @@ def layer_of(module: str) -> str | None:
     return None if best is None else best[1]
 
 
-def _rank(layer: str) -> int:
-    return [name for name, _ in LAYERS].index(layer)
-
-
 # -- the rules -------------------------------------------------------------------------------
 
 
 def layer_violations(graph: Iterable[Import]) -> list[str]:
-    """Imports of a layer above, of the native module, and the front's reach-arounds."""
+    """Imports of a layer above or of a peer, of the native module, and the front's
+    reach-arounds."""
     found = []
     for edge in graph:
         source, target = layer_of(edge.importer), layer_of(edge.target)
         assert source is not None and target is not None  # test_every_module_has_a_layer
         what = f"{edge.where}: {edge.importer} imports {edge.target}"
-        if _rank(target) < _rank(source):
+        if TIER_OF[target] < TIER_OF[source]:
             found.append(f"{what}: the {source} layer may not import the {target} layer above it")
+        elif TIER_OF[target] == TIER_OF[source] and target != source:
+            found.append(
+                f"{what}: the {source} and the {target} are peers: neither imports the other"
+            )
         if edge.target == CORE and not _may_import_core(edge.importer, source):
             found.append(f"{what}: only the facade and the records import the native module")
         if source in FRONT_LAYERS:
             if any(edge.target == f or edge.target.startswith(f + ".") for f in FRONT_FORBIDDEN):
-                found.append(f"{what}: the {source} goes through the facade (memcore.Memory)")
-            private = [n for n in edge.names if n.startswith("_")]
-            if edge.target.startswith("memcore._facade.") and private:
+                public = "memcore.Memory, memcore.facade"
+                found.append(
+                    f"{what}: the {source} goes through the facade's public face ({public})"
+                )
+            private = [n for n in edge.names if n.startswith("_") and not n.startswith("__")]
+            if target == "facade" and private:
                 found.append(f"{what}: {', '.join(private)} is private to the facade")
     return found
 
@@ -324,27 +351,46 @@ def test_nothing_reaches_into_the_facade() -> None:
     assert not found, "\n".join(found)
 
 
-# -- the rules catch the reach-arounds issue 22 removed ----------------------------------------
+# -- the rules catch the reach-arounds issues 22 and 46 removed --------------------------------
 
 
 @pytest.mark.parametrize(
     ("module", "source"),
     [
+        # the front reaching the engine, code indexing or the facade's parts
         ("memcore.tools.groups.conversation", "from memcore._core import Engine\n"),
         ("memcore.tools.groups.code", "def f():\n    from memcore.code.indexer import x\n"),
         ("memcore.tools.groups.code", "from memcore.code.scanner import resolve_root\n"),
         ("memcore.cli.code", "from memcore._core import Engine\n"),
-        ("memcore.code.cli", "from memcore.mcp import logs\n"),
+        ("memcore.cli.commands", "from memcore._facade.conversation import _count\n"),
+        ("memcore.cli.commands", "from memcore._facade.base import native_engine\n"),
+        ("memcore.cli.commands", "def f():\n    from memcore._facade.transfer import x\n"),
+        ("memcore.mcp.metrics", "from memcore._facade import turn_metrics\n"),
+        ("memcore.settings.options", "from memcore._facade.turn_settings import TurnSettings\n"),
+        ("memcore.tools.host", "from memcore.facade import _private\n"),
+        # the fronts are peers: neither imports the other
         ("memcore.mcp.main", "def f():\n    from memcore.cli.commands import show_models\n"),
         ("memcore.mcp.http", "from memcore.cli.commands import main\n"),
+        ("memcore.cli.commands", "def f():\n    from memcore.mcp.main import main\n"),
+        ("memcore.cli.commands", "from memcore.mcp.dispatch import Dispatcher\n"),
+        # what both fronts use imports neither, nor each other
+        ("memcore.tools.runner", "from memcore.mcp.dispatch import Caller\n"),
+        ("memcore.settings.options", "from memcore.cli import commands\n"),
+        ("memcore.tools.groups.admin", "from memcore.settings.options import Settings\n"),
+        ("memcore.settings.models", "from memcore.tools.registry import ToolSpec\n"),
+        # the building blocks against each other and the layers above them
+        ("memcore.code.cli", "from memcore.mcp import logs\n"),
         (
             "memcore.code.indexer",
             "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n    from memcore._core import Engine\n",
         ),
         ("memcore.records.facts", "from memcore.memory import Memory\n"),
-        ("memcore.cli.commands", "from memcore._facade.conversation import _count\n"),
-        ("memcore.cli.commands", "from memcore._facade.base import native_engine\n"),
+        ("memcore.embeddings.service", "def f():\n    from memcore.code.chunker import x\n"),
+        ("memcore.capture.rules", "from memcore.embeddings import EmbeddingService\n"),
+        ("memcore.embeddings.service", "from memcore.capture.rules import x\n"),
+        ("memcore.records.facts", "from memcore.embeddings.registry import REGISTRY\n"),
+        ("memcore.errors", "from memcore.records.facts import MemoryRecord\n"),
     ],
 )
 def test_layer_rules_catch_a_reach_around(module: str, source: str) -> None:

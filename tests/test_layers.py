@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -424,3 +425,14 @@ def test_cycle_rule_catches_a_loop() -> None:
 def test_private_rule_catches_a_reach_into_the_facade(source: str) -> None:
     found = private_reaches({"memcore.x": ("x.py", source)}, facade_private_members())
     assert found, source
+
+
+def test_the_architecture_names_every_facade_module() -> None:
+    """ARCHITECTURE.md's drawing names each module of `_facade/`, so a reader finds the
+    one a change goes to (a module it does not name has to be found by reading code)."""
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    drawing = text[text.index("## Layers") : text.index("## The write path")]
+    named = set(re.findall(r"[a-z_]+", drawing))
+    facade = sorted((SOURCES / "memcore" / "_facade").glob("*.py"))
+    missing = [path.stem for path in facade if path.stem != "__init__" and path.stem not in named]
+    assert not missing, f"name these facade modules in ARCHITECTURE.md, Layers: {missing}"

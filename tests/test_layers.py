@@ -243,11 +243,13 @@ def _may_import_core(module: str, layer: str) -> bool:
     )
 
 
-def cycles(graph: Iterable[Import]) -> list[list[str]]:
-    """The import cycles between modules (imports under TYPE_CHECKING are never run)."""
+def cycles(graph: Iterable[Import], *, annotations: bool = False) -> list[list[str]]:
+    """The import cycles between modules: those that run, or with ``annotations`` also
+    those closed by imports under TYPE_CHECKING (never run, but still two modules that
+    each need the other to be read)."""
     edges: dict[str, set[str]] = {}
     for edge in graph:
-        if not edge.typing_only and edge.importer != edge.target:
+        if (annotations or not edge.typing_only) and edge.importer != edge.target:
             edges.setdefault(edge.importer, set()).add(edge.target)
     found: list[list[str]] = []
     seen: set[frozenset[str]] = set()
@@ -345,6 +347,30 @@ def test_no_import_cycles() -> None:
         *cycles(imports(benches, benches)),
     ]
     assert not found, "\n".join(" -> ".join(cycle) for cycle in found)
+
+
+#: Circles closed only by imports under TYPE_CHECKING that are still to be broken (issue
+#: 46, item 6: its two, conversation <-> conversation_handles and benches building <->
+#: context, are); the test fails on any other, and on these once they are gone.
+ANNOTATION_CYCLES_LEFT = (
+    frozenset({"memcore._facade.base", "memcore._facade.pending_vectors"}),
+    frozenset({"benches.quality.hooks", "benches.quality.locomo"}),
+)
+
+
+def test_no_import_cycles_in_annotations() -> None:
+    package, benches = package_sources(), bench_sources()
+    found = {
+        frozenset(cycle): cycle
+        for cycle in (
+            *cycles(_package_graph(package), annotations=True),
+            *cycles(imports(benches, benches), annotations=True),
+        )
+    }
+    new = [" -> ".join(cycle) for key, cycle in found.items() if key not in ANNOTATION_CYCLES_LEFT]
+    assert not new, "\n".join(new)
+    gone = [sorted(left) for left in ANNOTATION_CYCLES_LEFT if left not in found]
+    assert not gone, f"no longer circles, remove them from ANNOTATION_CYCLES_LEFT: {gone}"
 
 
 def test_nothing_reaches_into_the_facade() -> None:

@@ -59,7 +59,9 @@ def collect(ctx: Context) -> list[Record]:
     for scale in ctx.settings.scales:
         ctx.log(f"[ingest] {scale:,} memories")
         plain_dir = ctx.scratch_dir("ingest-plain")
-        plain = ingest(ctx, scale, plain_dir, with_graph=False)
+        plain = ingest(
+            ctx.workload(scale), scale, plain_dir, batch=ctx.settings.ingest_batch, with_graph=False
+        )
         shutil.rmtree(plain_dir, ignore_errors=True)
         durable = _durable(
             "ingest.durable",
@@ -87,7 +89,9 @@ def collect(ctx: Context) -> list[Record]:
 
 def _build_shared(ctx: Context, scale: int, path: Path, out: list[Record]) -> BuiltStore:
     """Build the shared store (graph first, then memories) and report its rates."""
-    result = ingest(ctx, scale, path, with_graph=True)
+    result = ingest(
+        ctx.workload(scale), scale, path, batch=ctx.settings.ingest_batch, with_graph=True
+    )
     graph = ctx.workload(scale).graph()
     if result.graph_s is not None:
         out.append(

@@ -19,7 +19,6 @@ from benches.stores import NAMESPACE, BuiltStore, open_memory, settle
 from benches.workloads import EntityGraph, Workload
 
 if TYPE_CHECKING:
-    from benches.context import Context
     from memcore import Memory
 
 # Entities or relations per create_entities / create_relations call.
@@ -59,10 +58,9 @@ def build_graph(mem: Memory, graph: EntityGraph) -> float:
     return time.perf_counter() - start
 
 
-def ingest(ctx: Context, scale: int, path: Path, *, with_graph: bool) -> IngestResult:
-    """Build a store of `scale` memories at `path`, timing each phase."""
-    w = ctx.workload(scale)
-    batch = ctx.settings.ingest_batch
+def ingest(w: Workload, scale: int, path: Path, *, batch: int, with_graph: bool) -> IngestResult:
+    """Build a store of `scale` memories of workload `w` at `path`, `batch` per write,
+    timing each phase."""
     mem = open_memory(path)
     try:
         graph_s = build_graph(mem, w.graph()) if with_graph else None

@@ -98,7 +98,8 @@ class Context:
         from benches.building import ingest
 
         def build(path: Path) -> BuiltStore:
-            return ingest(self, scale, path, with_graph=True).store
+            workload, batch = self.workload(scale), self.settings.ingest_batch
+            return ingest(workload, scale, path, batch=batch, with_graph=True).store
 
         return build
 

@@ -67,7 +67,7 @@ class ToolFacts:
 def tool_facts() -> ToolFacts:
     """Counts and sizes of the tool profiles (sizes: compact JSON of the listing)."""
     from memcore.mcp.listing import listing_for
-    from memcore.mcp.tools import load_registry
+    from memcore.tools.groups import load_registry
 
     registry = load_registry()
 
@@ -118,7 +118,7 @@ def _tool_groups() -> str:
 
 
 def _settings_table() -> str:
-    from memcore.cli.settings import OPTIONS, STORE_OPTIONS
+    from memcore.settings.options import OPTIONS, STORE_OPTIONS
 
     store = set(STORE_OPTIONS)
     lines = ["| flag | variable | what (default) | CLI too |", "|---|---|---|---|"]

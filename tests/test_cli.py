@@ -25,7 +25,8 @@ from embeddings_support.models import MINILM_DIR
 from filled_store import _letters, fill_store
 from memcore import Memory
 from memcore.cli import commands as cli
-from memcore.mcp.auth import digest, load
+from memcore.cli import main as memcore_command
+from memcore.settings.tokens import digest, load
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEXT_ONLY = ["--model", "none"]
@@ -475,12 +476,16 @@ def test_auth_tokens_are_shown_once_and_stored_hashed(
 
 
 def test_serve_is_the_server(capsys: pytest.CaptureFixture[str]) -> None:
+    """The console script's entry point hands `serve` to the server's own parser."""
     with pytest.raises(SystemExit) as done:
-        cli.main(["serve", "--help"])
+        memcore_command(["serve", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: memcore serve") and "--transport" in out
-    assert cli.main(["serve", "--port", "0"]) == 2
+    assert memcore_command(["serve", "--port", "0"]) == 2
+    # The command line itself never runs the server (it does not import it).
+    assert cli.main(["serve"]) == 2
+    assert "memcore serve" in capsys.readouterr().err
 
 
 def test_the_console_script(tmp_path: Path) -> None:
@@ -635,4 +640,4 @@ def test_parsing_loads_no_heavy_package() -> None:
     loaded = set(done.stdout.split())
     heavy = ("numpy", "onnxruntime", "mcp", "tree_sitter", "rich", "jsonschema", "pathspec")
     assert sorted(m for m in loaded if m.split(".")[0] in heavy) == []
-    assert {"memcore.memory", "memcore.code.chunker", "memcore.mcp.host"} & loaded == set()
+    assert {"memcore.memory", "memcore.code.chunker", "memcore.tools.host"} & loaded == set()

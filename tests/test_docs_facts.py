@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from benches import docs_sync
 
-from memcore.cli.settings import OPTIONS
 from memcore.embeddings.registry import DISTRIBUTION
+from memcore.settings.options import OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

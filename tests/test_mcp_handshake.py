@@ -25,11 +25,11 @@ from memcore.mcp.handshake import (
     LATEST_HANDSHAKE_VERSION,
     EarlyAnswers,
 )
-from memcore.mcp.host import StoreHost
-from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
 from memcore.mcp.server import build_server
-from memcore.mcp.tools import load_registry
+from memcore.tools.groups import load_registry
+from memcore.tools.host import StoreHost
+from memcore.tools.limits import Limits
 from test_mcp_support.raw import initialize, notification, request
 
 CLIENTS: dict[str, dict[str, Any]] = {

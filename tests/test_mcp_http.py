@@ -18,7 +18,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from memcore.mcp.auth import add_token, load
+from memcore.settings.tokens import add_token, load
 from test_mcp_support import (
     ALL_TOOLS,
     CORE_TOOLS,

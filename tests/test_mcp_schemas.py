@@ -15,12 +15,12 @@ from jsonschema import Draft202012Validator
 
 from memcore import logs
 from memcore.errors import InvalidParameterError, PayloadTooLargeError
-from memcore.mcp.limits import Limits
 from memcore.mcp.metrics import Metrics
-from memcore.mcp.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.schema import arguments, integer, string
-from memcore.mcp.tools import load_registry
-from memcore.mcp.validation import ArgumentChecker
+from memcore.tools.groups import load_registry
+from memcore.tools.limits import Limits
+from memcore.tools.registry import CORE_TOOLS, ProfileError, ToolCall, ToolRegistry, ToolSpec
+from memcore.tools.schema import arguments, integer, string
+from memcore.tools.validation import ArgumentChecker
 from test_mcp_support import ALL_TOOLS, GROUP_TOOLS, LEGACY_TOOLS
 
 
@@ -185,7 +185,7 @@ def test_start_up_imports_stay_light() -> None:
     )
     probe = (
         "import sys, memcore, memcore.mcp.main as m; m.load_registry(); "
-        "from memcore.cli.settings import resolve; "
+        "from memcore.settings.options import resolve; "
         "resolve(m.build_parser().parse_args(['--model', 'minilm']), m.SERVER_OPTIONS); "
         f"print([name for name in {heavy!r} if name in sys.modules])"
     )

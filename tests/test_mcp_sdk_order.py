@@ -19,7 +19,7 @@ import memcore
 from conftest import MINILM_DIR, require_model
 from memcore.errors import StorageError
 from memcore.mcp import stdio
-from memcore.mcp.host import StoreHost
+from memcore.tools.host import StoreHost
 
 
 @pytest.fixture

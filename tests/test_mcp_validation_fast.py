@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from memcore.mcp.tools import load_registry
-from memcore.mcp.validation import surely_valid
+from memcore.tools.groups import load_registry
+from memcore.tools.validation import surely_valid
 
 SCHEMAS = {
     spec.name: dict(spec.argument_schema or spec.input_schema) for spec in load_registry().all()
@@ -123,8 +123,8 @@ def test_a_session_of_well_formed_calls_never_imports_jsonschema() -> None:
     # beside the model's load.
     probe = (
         "import sys\n"
-        "from memcore.mcp.tools import load_registry\n"
-        "from memcore.mcp.validation import ArgumentChecker\n"
+        "from memcore.tools.groups import load_registry\n"
+        "from memcore.tools.validation import ArgumentChecker\n"
         "spec = load_registry().get('store_memory')\n"
         "checker = ArgumentChecker(spec.argument_schema or spec.input_schema)\n"
         "checker.check({'content': 'The user prefers tea', 'importance': 0.5})\n"

@@ -14,7 +14,9 @@ import pytest
 import memcore
 from embeddings_support.models import MINILM_DIR
 from memcore.cli.commands import main as cli
-from memcore.cli.settings import (
+from memcore.errors import InvalidParameterError, StorageError
+from memcore.mcp.main import main as serve
+from memcore.settings.options import (
     OPTIONS,
     SERVER_OPTIONS,
     STORE_OPTIONS,
@@ -27,8 +29,6 @@ from memcore.cli.settings import (
     namespace_bucket,
     resolve,
 )
-from memcore.errors import InvalidParameterError, StorageError
-from memcore.mcp.main import main as serve
 from pg_cluster import PgCluster, start_cluster
 
 

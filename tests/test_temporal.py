@@ -15,7 +15,7 @@ import pytest
 from backends import both_backends
 from memcore import InvalidParameterError, Memory, MemoryNotFoundError, MemoryRecord
 from memcore._time import iso
-from memcore.mcp.tools import load_registry
+from memcore.tools.groups import load_registry
 from test_mcp_support.in_process import run_tool
 
 pytestmark = both_backends

@@ -1,5 +1,5 @@
-"""``python -m memcore``: the ``memcore`` command (see :mod:`memcore.cli.commands`)."""
+"""``python -m memcore``: the ``memcore`` command (see :mod:`memcore.cli`)."""
 
-from memcore.cli.commands import main
+from memcore.cli import main
 
 raise SystemExit(main())

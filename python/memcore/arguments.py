@@ -1,8 +1,8 @@
 """The rules every argument meets where it enters memcore, whatever its type: the public
-methods of the facade (:func:`checked_api`) and the MCP dispatcher check them before
-anything else runs, so a value the core cannot take is refused with ``INVALID_PARAMETER``
-naming the field, with a hint, and nothing is half-written (DESIGN section 10: every input
-error carries a code).
+methods of the facade (:func:`checked_api`) and the tool runner (memcore/tools/runner.py)
+check them before anything else runs, so a value the core cannot take is refused with
+``INVALID_PARAMETER`` naming the field, with a hint, and nothing is half-written (DESIGN
+section 10: every input error carries a code).
 
 - Text is valid Unicode: no lone surrogate (``"\\ud800"``: an unpaired ``\\u`` escape in
   JSON, or text decoded with ``errors="surrogateescape"``). The core stores UTF-8, which

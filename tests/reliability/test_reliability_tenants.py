@@ -13,8 +13,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from memcore.mcp.auth import add_token
 from memcore.mcp.tenancy import TokenBucket
+from memcore.settings.tokens import add_token
 from test_mcp_support import free_port, http_session, server_env, start_http_server, stop
 
 MAX_SESSIONS = 4

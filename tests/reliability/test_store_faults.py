@@ -246,7 +246,7 @@ def test_repair_on_an_open_store_rebuilds_in_place(data_dir: Path) -> None:
 
 
 def test_check_store_is_an_admin_tool() -> None:
-    from memcore.mcp.tools import load_registry
+    from memcore.tools.groups import load_registry
 
     spec = load_registry().get("check_store")
     assert spec is not None and spec.store_wide and spec.read_only and spec.group == "admin"

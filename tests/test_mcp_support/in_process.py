@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from memcore import Memory
-from memcore.mcp.host import StoreHost
-from memcore.mcp.registry import ToolCall
-from memcore.mcp.tools import load_registry
-from memcore.mcp.validation import ArgumentChecker
+from memcore.tools.groups import load_registry
+from memcore.tools.host import StoreHost
+from memcore.tools.registry import ToolCall
+from memcore.tools.validation import ArgumentChecker
 
 
 def run_tool(mem: Memory, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from memcore.records.conversation import ContextResult, DocumentRead, TurnRecord
 if TYPE_CHECKING:
     from memcore._core import Engine
     from memcore._facade.base import VectorLike
-    from memcore._facade.conversation import ConversationAPI
 
 # Tools whose documents the agent writes (provenance "agent"): the core's list, which
 # decides provenance when a turn is recorded.
@@ -313,6 +312,54 @@ class ConversationStore:
         return list(dict.fromkeys(paths))
 
 
+class ConversationCalls(Protocol):
+    """What a `Conversation` asks of the facade: `ConversationAPI` provides it. Named here,
+    not imported from memcore/_facade/conversation.py, which imports this module to make
+    the handles (tests/test_layers.py refuses the circle)."""
+
+    def record_turn(
+        self,
+        conversation_id: str,
+        user_text: str,
+        agent_text: str | None,
+        procedures: Sequence[Mapping[str, Any]] | None,
+        turn_id: str | None,
+        thread_id: str | None,
+        /,
+        *,
+        vector: VectorLike | None,
+        at: TimeLike | None,
+        namespace: str,
+    ) -> TurnResult: ...
+
+    def read_document(
+        self,
+        path: Any,
+        content: str | bytes | None,
+        /,
+        *,
+        content_hash: str | None,
+        conversation_id: str,
+        namespace: str,
+    ) -> DocumentRead: ...
+
+    def retrieve_context(
+        self,
+        query: str,
+        *,
+        conversation_id: str,
+        documents: Sequence[Any],
+        token_budget: int,
+        limit: int,
+        namespace: str,
+        **scoring: float,
+    ) -> ContextResult: ...
+
+    def list_turns(
+        self, conversation_id: str, /, *, limit: int, namespace: str
+    ) -> list[TurnRecord]: ...
+
+
 @checked_api
 class Conversation:
     """A conversation of the interaction log; `mem.conversation(id)` makes one.
@@ -324,7 +371,7 @@ class Conversation:
 
     def __init__(
         self,
-        api: ConversationAPI,
+        api: ConversationCalls,
         conversation_id: str,
         *,
         thread_id: str | None,

@@ -4,7 +4,7 @@ maintenance paces itself. The defaults are the lifecycle contract's.
 
 Each setting is described once, in :data:`TURN_OPTIONS`: its default, the values it
 accepts and a one-line help. ``Memory(...)`` takes them as keyword arguments and the
-server and the CLI as ``--flags`` and ``MEMCORE_*`` variables (``memcore.cli.settings``
+server and the CLI as ``--flags`` and ``MEMCORE_*`` variables (``memcore.settings.options``
 builds those from this table), so the three never disagree on a range.
 """
 

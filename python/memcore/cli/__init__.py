@@ -1,20 +1,28 @@
-"""The ``memcore`` command: `commands` (every command; `main` is its entry point), `code`
-(``memcore code …``), `store` (``check``/``repair``/``backup``), and the two modules the
-MCP server shares: `settings` (flags and ``MEMCORE_*`` variables) and `models` (the
-model list). The command line may use the server's modules, never the reverse.
+"""The ``memcore`` command: `commands` (every command but ``serve``), `code`
+(``memcore index``), `store` (``check``/``repair``/``backup``), `replica`. Its settings and
+model list are `memcore.settings`; the tools its commands run are `memcore.tools`, which
+the MCP server serves.
 
-`main` (the console script's ``memcore.cli:main``) is imported on first use, so the MCP
-server can read `memcore.cli.settings` without loading every command.
+This package's own :func:`main` is the console script (``memcore.cli:main``) and the entry
+point of ``python -m memcore`` and ``python -m memcore.cli``: it picks the front, the MCP
+server for ``memcore serve`` and the command line for the rest, which never import each
+other (tests/test_layers.py). It imports neither until it runs, so importing the package
+loads no command.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Sequence
 
 
-def __getattr__(name: str) -> Any:
-    if name == "main":
-        from memcore.cli.commands import main
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memcore``; the exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["serve"]:
+        from memcore.mcp.main import main as serve
 
-        return main
-    raise AttributeError(f"module 'memcore.cli' has no attribute {name!r}")
+        return serve(arguments[1:], prog="memcore serve")
+    from memcore.cli.commands import main as run
+
+    return run(arguments)

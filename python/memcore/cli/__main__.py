@@ -1,5 +1,5 @@
 """``python -m memcore.cli``: the ``memcore`` command, as ``python -m memcore``."""
 
-from memcore.cli.commands import main
+from memcore.cli import main
 
 raise SystemExit(main())

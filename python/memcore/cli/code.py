@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from memcore.cli.settings import Settings
     from memcore.memory import Memory
     from memcore.records.code import IndexProgress, IndexReport
+    from memcore.settings.options import Settings
 
 
 def run_index(args: argparse.Namespace, settings: Settings) -> int:

@@ -35,14 +35,16 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memcore import __version__
-from memcore.cli.models import show_models
 from memcore.cli.replica import add_replica_commands
-from memcore.cli.settings import (
+from memcore.cli.store import add_store_commands
+from memcore.errors import MemcoreError, ResourceBusyError
+from memcore.settings.models import show_models
+from memcore.settings.options import (
     DEFAULT_BUCKETS,
     STORE_OPTIONS,
     NamespaceRange,
@@ -52,16 +54,14 @@ from memcore.cli.settings import (
     namespace_bucket,
     resolve,
 )
-from memcore.cli.store import add_store_commands
-from memcore.errors import MemcoreError, ResourceBusyError
 
 # Only what parsing needs is imported above, so `memcore --help` and the argument errors
 # answer at once; each command imports the store, the MCP tools or the code indexer (numpy,
 # onnxruntime, jsonschema, tree-sitter, rich) when it runs.
 if TYPE_CHECKING:
-    from memcore._facade.reference_import import ReferenceImportReport
-    from memcore.mcp.registry import ToolCall
+    from memcore.facade import ReferenceImportReport
     from memcore.memory import Memory
+    from memcore.tools.runner import ToolRunner
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -79,12 +79,9 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``memcore``; the exit status."""
+    """Run a ``memcore`` command other than ``serve``, which the entry point
+    (``memcore.cli.main``) hands to the MCP server instead; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["serve"]:
-        from memcore.mcp.main import main as serve
-
-        return serve(arguments[1:], prog="memcore serve")
     args = _parser().parse_args(arguments)
     try:
         return int(args.run(args))
@@ -109,12 +106,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memcore {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser(
+    # Listed for --help only: the entry point (memcore/cli/__init__.py) hands `serve` and
+    # its arguments to the server's own parser before this one sees them.
+    serve = commands.add_parser(
         "serve",
         help="run the MCP server, stdio or HTTP (see memcore serve --help)",
         description="Run the MCP server; the same as python -m memcore.mcp.",
-        add_help=False,  # main() hands `serve` and its arguments to the server's own parser
+        add_help=False,
     )
+    serve.set_defaults(run=_serve_elsewhere)
     _status_command(commands)
     _models_command(commands)
     _store_memory_command(commands)
@@ -162,6 +162,10 @@ def _status_command(commands: Any) -> None:
     status.add_argument(
         "--no-wait", action="store_true", help="report the model as it is, even if still loading"
     )
+
+
+def _serve_elsewhere(args: argparse.Namespace) -> int:
+    raise UsageError("the MCP server runs through `memcore serve` (memcore.cli.main)")
 
 
 def _namespace_bucket_command(commands: Any) -> None:
@@ -480,8 +484,8 @@ def _auth_commands(commands: Any) -> None:
 
 def _status(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    with _opened(settings, read=True, model=not args.no_wait) as call:
-        status = _run_tool("get_status", {}, call)
+    with _opened(settings, read=True, model=not args.no_wait) as opened:
+        status = opened.tool("get_status", {})
     _print_json(status)
     embedding = status.get("embedding") or {}
     if embedding.get("status") == "error":
@@ -497,8 +501,8 @@ def _store(args: argparse.Namespace) -> int:
     for name in ("memory_type", "source", "thread_id", "confidence", "importance", "tier"):
         if getattr(args, name) is not None:
             arguments[name] = getattr(args, name)
-    with _opened(_settings(args), read=False, model=True) as call:
-        _print_json(_run_tool("store_memory", arguments, call))
+    with _opened(_settings(args), read=False, model=True) as opened:
+        _print_json(opened.tool("store_memory", arguments))
     return 0
 
 
@@ -509,21 +513,21 @@ def _search(args: argparse.Namespace) -> int:
     for name in ("thread_id", "as_of", "max_per_thread"):
         if getattr(args, name, None) is not None:
             arguments[name] = getattr(args, name)
-    with _opened(_settings(args), read=True, model=tool != "search_text") as call:
-        _print_json(_run_tool(tool, arguments, call))
+    with _opened(_settings(args), read=True, model=tool != "search_text") as opened:
+        _print_json(opened.tool(tool, arguments))
     return 0
 
 
 def _graph_search(args: argparse.Namespace) -> int:
     arguments = {"query": args.query, "limit": args.limit}
-    with _opened(_settings(args), read=True, model=True) as call:
-        _print_json(_run_tool("search_nodes", arguments, call))
+    with _opened(_settings(args), read=True, model=True) as opened:
+        _print_json(opened.tool("search_nodes", arguments))
     return 0
 
 
 def _graph_open(args: argparse.Namespace) -> int:
-    with _opened(_settings(args), read=True, model=False) as call:
-        _print_json(_run_tool("open_nodes", {"names": args.names}, call))
+    with _opened(_settings(args), read=True, model=False) as opened:
+        _print_json(opened.tool("open_nodes", {"names": args.names}))
     return 0
 
 
@@ -537,8 +541,8 @@ def _graph_related(args: argparse.Namespace) -> int:
     for flag, name in (("relation_type", "relationType"), ("as_of", "asOf")):
         if getattr(args, flag) is not None:
             arguments[name] = getattr(args, flag)
-    with _opened(_settings(args), read=True, model=False) as call:
-        _print_json(_run_tool("get_related", arguments, call))
+    with _opened(_settings(args), read=True, model=False) as opened:
+        _print_json(opened.tool("get_related", arguments))
     return 0
 
 
@@ -546,22 +550,22 @@ def _code_search(args: argparse.Namespace) -> int:
     arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
     if args.language is not None:
         arguments["language"] = args.language
-    with _opened(_settings(args), read=True, model=True) as call:
+    with _opened(_settings(args), read=True, model=True) as opened:
         if args.project != "all":
-            arguments["project_id"] = _project_id(args.project, call)
-        _print_json(_run_tool("search_code", arguments, call))
+            arguments["project_id"] = _project_id(args.project, opened)
+        _print_json(opened.tool("search_code", arguments))
     return 0
 
 
 def _code_list(args: argparse.Namespace) -> int:
-    with _opened(_settings(args), read=True, model=False) as call:
-        _print_json(_run_tool("list_projects", {}, call))
+    with _opened(_settings(args), read=True, model=False) as opened:
+        _print_json(opened.tool("list_projects", {}))
     return 0
 
 
-def _project_id(project: str, call: ToolCall) -> str:
+def _project_id(project: str, opened: OpenedStore) -> str:
     """The id of PROJECT: an indexed project's id, or the folder it was indexed from."""
-    projects = _run_tool("list_projects", {}, call)["projects"]
+    projects = opened.tool("list_projects", {})["projects"]
     if any(p["project_id"] == project for p in projects):
         return project
     folder = Path(project).expanduser()
@@ -578,7 +582,7 @@ def _project_id(project: str, call: ToolCall) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from memcore._facade.transfer import export_store
+    from memcore.facade import export_store
 
     # Vectors are read from the store as they are: no model is loaded.
     settings = replace(_settings(args), model=None, model_path=None)
@@ -586,12 +590,16 @@ def _export(args: argparse.Namespace) -> int:
     # calls, and an export of "everything" must not shrink because it is set.
     namespace = settings.namespace if args.namespace is not None else None
     with (
-        _opened(settings, read=True, model=False) as call,
+        _opened(settings, read=True, model=False) as opened,
         _output(args.file) as out,
         _kind_progress("exporting") as advance,
     ):
         counts = export_store(
-            call.memory, out, namespace=namespace, with_vectors=args.with_vectors, progress=advance
+            opened.memory,
+            out,
+            namespace=namespace,
+            with_vectors=args.with_vectors,
+            progress=advance,
         )
     where = f"namespace {namespace!r}" if namespace is not None else "every namespace"
     detail = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n)
@@ -602,17 +610,17 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     if args.from_reference_server:
         return _import_reference(args)
-    from memcore._facade.transfer import TransferError, import_store
+    from memcore.facade import TransferError, import_store
 
     settings = _settings(args)
     with (
-        _opened(settings, read=False, model=not args.no_embed) as call,
+        _opened(settings, read=False, model=not args.no_embed) as opened,
         _input(args.file) as (source, size),
         _progress("importing", size) as advance,
     ):
         try:
             report = import_store(
-                call.memory,
+                opened.memory,
                 source,
                 skip_existing=args.skip_existing,
                 into=args.into,
@@ -635,7 +643,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _import_reference(args: argparse.Namespace) -> int:
-    from memcore._facade.reference_import import import_reference_graph
+    from memcore.facade import import_reference_graph
 
     for flag, given in (("--skip-existing", args.skip_existing), ("--no-embed", args.no_embed)):
         if given:
@@ -647,12 +655,12 @@ def _import_reference(args: argparse.Namespace) -> int:
         args.namespace = args.into
     settings = _settings(args)
     with (
-        _opened(settings, read=False, model=True) as call,
+        _opened(settings, read=False, model=True) as opened,
         _input(args.file) as (source, size),
         _progress("importing", size) as advance,
     ):
         report = import_reference_graph(
-            call.memory, source, namespace=settings.namespace, progress=advance
+            opened.memory, source, namespace=settings.namespace, progress=advance
         )
     _print_json(report.to_dict())
     _note(_reference_summary(report, settings.namespace))
@@ -694,7 +702,7 @@ def _auth_file(args: argparse.Namespace) -> Path:
 
 
 def _auth_add(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import add_token
+    from memcore.settings.tokens import add_token
 
     path = _auth_file(args)
     token, entry = add_token(path, args.namespace, admin=args.admin, label=args.label)
@@ -704,7 +712,7 @@ def _auth_add(args: argparse.Namespace) -> int:
 
 
 def _auth_list(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import load
+    from memcore.settings.tokens import load
 
     for entry in load(_auth_file(args)):
         role = " admin" if entry.admin else ""
@@ -714,7 +722,7 @@ def _auth_list(args: argparse.Namespace) -> int:
 
 
 def _auth_revoke(args: argparse.Namespace) -> int:
-    from memcore.mcp.auth import revoke
+    from memcore.settings.tokens import revoke
 
     if not revoke(_auth_file(args), args.token_id):
         raise CommandError(f"no token with id {args.token_id}")
@@ -735,13 +743,32 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedStore:
+    """The store a command opened, and the tools it runs on it (as an admin caller:
+    whoever runs the command owns the store)."""
+
+    memory: Memory
+    runner: ToolRunner
+    namespace: str
+    timeout: float
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """What the tool ``name`` returns for ``arguments``, checked as the MCP server
+        checks them."""
+        return self.runner.call(
+            name, arguments, namespace=self.namespace, admin=True, timeout=self.timeout
+        )
+
+
 @contextmanager
-def _opened(settings: Settings, *, read: bool, model: bool) -> Iterator[ToolCall]:
-    """The store as a tool call context; read commands fall back to a read-only open when
-    another process (a running server) holds the store for writing."""
-    from memcore.mcp.host import StoreHost
-    from memcore.mcp.registry import ToolCall
+def _opened(settings: Settings, *, read: bool, model: bool) -> Iterator[OpenedStore]:
+    """The store and its tools; read commands fall back to a read-only open when another
+    process (a running server) holds the store for writing."""
     from memcore.memory import Memory
+    from memcore.tools.groups import load_registry
+    from memcore.tools.host import StoreHost
+    from memcore.tools.runner import ToolRunner
 
     # Opened here, not in the host's background thread as the server does: a busy store is
     # then a note for read commands, not an error the host would log first.
@@ -757,7 +784,8 @@ def _opened(settings: Settings, *, read: bool, model: bool) -> Iterator[ToolCall
         host.wait_blocking(settings.timeout)
         if model and memory.embeddings is not None:
             _wait_for_model(memory, settings.timeout)
-        yield ToolCall(host, settings.namespace, {}, admin=True)
+        runner = ToolRunner(load_registry().all(), host, min_seq_wait=settings.min_seq_wait)
+        yield OpenedStore(memory, runner, settings.namespace, settings.timeout)
     finally:
         host.close()
 
@@ -770,21 +798,6 @@ def _wait_for_model(memory: Memory, timeout: float) -> None:
 
     with Console(stderr=True).status(f"loading embedding model {service.model_id}…"):
         service.wait_ready(timeout)
-
-
-def _run_tool(name: str, arguments: dict[str, Any], context: ToolCall) -> dict[str, Any]:
-    from memcore.mcp.tools import load_registry
-    from memcore.mcp.validation import ArgumentChecker
-
-    spec = load_registry().get(name)
-    if spec is None:
-        raise CommandError(f"no tool {name}")
-    if not arguments and not spec.input_schema.get("properties"):
-        # Nothing to check and no defaults to fill (get_status): skip compiling a
-        # validator, whose import of jsonschema would be most of `memcore status`.
-        return spec.handler(replace(context, arguments={}))
-    checked = ArgumentChecker(spec.input_schema).check(arguments)
-    return spec.handler(replace(context, arguments=checked))
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from memcore.cli.settings import OPTIONS, add_options, resolve
+from memcore.settings.options import OPTIONS, add_options, resolve
 
 #: What ``replica reset`` reads: where the replica is.
 REPLICA_OPTIONS = ("data_dir", "project_root", "database_url", "log_level")

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memcore.cli.settings import STORE_OPTIONS, Settings, add_options, resolve
 from memcore.errors import NotFoundError, ResourceBusyError
+from memcore.settings.options import STORE_OPTIONS, Settings, add_options, resolve
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

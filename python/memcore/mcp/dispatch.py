@@ -1,15 +1,13 @@
-"""Running one tool call, whatever the transport.
+"""Serving one tool call over MCP, whatever the transport.
 
-The steps, in order: find the tool, check that the arguments hold nothing memcore cannot
-take whatever the tool (``memcore.arguments``: a lone surrogate, an integer past 64 bits,
-a float that is no number, nesting past 64 levels, an over-long key), apply the size
-limits, check the arguments against the schema, check store-wide rights, wait for the
-store, run the handler in a worker thread (engine and embedding calls block) at the log
-position the call asks for (``memcore.mcp.positions``), then shape the outcome. Every
-failure becomes ``{"error": {"code", "message", "details"}}`` with ``isError`` set: a tool
-call never ends in a protocol error or takes the server down. Each call is counted, timed
-and logged: its request id, namespace, session and turn ids, latency and status, never
-what was said.
+The checks and the run are the tool runner's (memcore/tools/runner.py), shared with the
+``memcore`` command; this adds what a server needs around them: the tools of the
+``--tools`` profile (telling "not enabled" from "no such tool"), waiting for the store
+without blocking the event loop, a worker thread for the handler (engine and embedding
+calls block), and the outcome's shape. Every failure becomes ``{"error": {"code",
+"message", "details"}}`` with ``isError`` set: a tool call never ends in a protocol error
+or takes the server down. Each call is counted, timed and logged: its request id,
+namespace, session and turn ids, latency and status, never what was said.
 """
 
 from __future__ import annotations
@@ -25,14 +23,13 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from memcore.arguments import check_arguments
-from memcore.errors import MemcoreError, StorageError, UnauthorizedError, error_payload, invalid
-from memcore.mcp import positions
-from memcore.mcp.host import StoreHost
-from memcore.mcp.limits import Limits
+from memcore.errors import MemcoreError, StorageError, error_payload, invalid
 from memcore.mcp.metrics import Metrics
-from memcore.mcp.registry import ToolCall, ToolSpec
-from memcore.mcp.validation import ArgumentChecker
+from memcore.tools import positions
+from memcore.tools.host import StoreHost
+from memcore.tools.limits import Limits
+from memcore.tools.registry import ToolCall, ToolSpec
+from memcore.tools.runner import ToolRunner
 
 _log = logging.getLogger("memcore.mcp.calls")
 
@@ -102,31 +99,26 @@ class Dispatcher:
             known: Every registered tool name, to tell "not enabled" from "no such tool".
             min_seq_wait: Seconds a read waits for its ``min_seq`` (PostgreSQL nodes).
         """
-        self._tools = {spec.name: spec for spec in tools}
-        self._checkers = {
-            spec.name: ArgumentChecker(spec.argument_schema or spec.input_schema) for spec in tools
-        }
+        self._runner = ToolRunner(tools, host, limits=limits, min_seq_wait=min_seq_wait)
         self._host = host
-        self._limits = limits
         self._metrics = metrics
         self._timeout = timeout
         self._known = frozenset(known)
-        self._min_seq_wait = min_seq_wait
 
     @property
     def tools(self) -> list[ToolSpec]:
         """The enabled tools, in listing order."""
-        return list(self._tools.values())
+        return self._runner.tools
 
     def schema_of(self, name: str) -> Mapping[str, Any] | None:
         """A tool's input schema, or None if it is not enabled."""
-        spec = self._tools.get(name)
+        spec = self._runner.get(name)
         return None if spec is None else spec.input_schema
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> Outcome:
         """Run one call; never raises for anything the tool or the caller did wrong."""
         started = time.perf_counter()
-        spec = self._tools.get(name)
+        spec = self._runner.get(name)
         try:
             if spec is None:
                 raise self._unknown(name)
@@ -152,28 +144,17 @@ class Dispatcher:
     async def _run(
         self, spec: ToolSpec, arguments: Mapping[str, Any] | None, caller: Caller
     ) -> dict[str, Any]:
-        if arguments:
-            check_arguments(arguments)
-        self._limits.check(dict(arguments) if arguments else None)
-        checked = self._checkers[spec.name].check(arguments)
-        if spec.store_wide and not caller.admin:
-            raise UnauthorizedError(
-                f"{spec.name} acts on every namespace; this caller's token is not an admin token."
-            )
-        if spec.reads_server_files and not caller.admin:
-            raise UnauthorizedError(
-                f"{spec.name} reads files on the server's disk; only admin tokens may call it."
-            )
+        call = self._runner.check(spec, arguments, namespace=caller.namespace, admin=caller.admin)
         if spec.needs_store:
             await self._host.wait(self._timeout)
-        call = ToolCall(self._host, caller.namespace, checked, caller.admin)
-        return await anyio.to_thread.run_sync(positions.run, spec, call, self._min_seq_wait)
+        return await anyio.to_thread.run_sync(self._runner.run, spec, call)
 
     def _unknown(self, name: str) -> MemcoreError:
         if name in self._known:
             message = f"Tool '{name}' is not enabled on this server (see its --tools profile)."
         else:
-            message = f"Unknown tool '{name}'. Available: {', '.join(self._tools)}."
+            enabled = ", ".join(spec.name for spec in self._runner.tools)
+            message = f"Unknown tool '{name}'. Available: {enabled}."
         return invalid("name", message)
 
     def _internal_error(self, name: str) -> Outcome:

@@ -36,7 +36,7 @@ from memcore.mcp.listing import (
     SERVER_VERSION,
     tool_listing,
 )
-from memcore.mcp.registry import ToolSpec
+from memcore.tools.registry import ToolSpec
 
 #: The versions the SDK negotiates through ``initialize``, oldest first; a client asking for
 #: another gets the newest. Must equal ``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS``

@@ -29,15 +29,15 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memcore.cli.settings import Settings, is_loopback
 from memcore.errors import UnauthorizedError
 from memcore.mcp import malformed
-from memcore.mcp.auth import TokenStore
 from memcore.mcp.dispatch import Caller
-from memcore.mcp.host import StoreHost
 from memcore.mcp.metrics import Metrics, render_lifecycle
 from memcore.mcp.server import CallerOf
 from memcore.mcp.tenancy import TenantGate, TenantLimits
+from memcore.settings.options import Settings, is_loopback
+from memcore.settings.tokens import TokenStore
+from memcore.tools.host import StoreHost
 
 #: Scope granted to admin tokens (store-wide tools).
 ADMIN_SCOPE = "memcore:admin"

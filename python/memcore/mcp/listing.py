@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memcore import __version__
-from memcore.mcp.registry import ToolSpec
+from memcore.tools.registry import ToolSpec
 
 SERVER_NAME = "memcore"
 SERVER_TITLE = "memcore"

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING
 import anyio
 
 from memcore import __version__, logs
-from memcore.cli.settings import (
+from memcore.mcp import maintenance, stdio
+from memcore.mcp.dispatch import Caller, Dispatcher
+from memcore.mcp.metrics import Metrics
+from memcore.settings.options import (
     SERVER_OPTIONS,
     Settings,
     SettingsError,
@@ -28,14 +31,11 @@ from memcore.cli.settings import (
     describe,
     resolve,
 )
-from memcore.mcp import maintenance, stdio
-from memcore.mcp.auth import AuthFileError, TokenStore
-from memcore.mcp.dispatch import Caller, Dispatcher
-from memcore.mcp.host import StoreHost
-from memcore.mcp.limits import Limits
-from memcore.mcp.metrics import Metrics
-from memcore.mcp.registry import ProfileError
-from memcore.mcp.tools import load_registry
+from memcore.settings.tokens import AuthFileError, TokenStore
+from memcore.tools.groups import load_registry
+from memcore.tools.host import StoreHost
+from memcore.tools.limits import Limits
+from memcore.tools.registry import ProfileError
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m memcore.mcp")
     """Run the server until its transport closes; the exit status."""
     args = build_parser(prog).parse_args(argv)
     if args.list_models:
-        from memcore.cli.models import show_models
+        from memcore.settings.models import show_models
 
         show_models(as_json=False)
         return 0

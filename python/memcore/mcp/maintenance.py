@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcore.cli.settings import NamespaceRange, Settings
 from memcore.errors import MemcoreError, StorageError
-from memcore.mcp.auth import load
-from memcore.mcp.host import StoreHost
+from memcore.settings.options import NamespaceRange, Settings
+from memcore.settings.tokens import load
+from memcore.tools.host import StoreHost
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

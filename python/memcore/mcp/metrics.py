@@ -12,7 +12,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 
-from memcore._facade.turn_metrics import TIERS, TurnMetricsSnapshot
+from memcore.facade import TIERS, TurnMetricsSnapshot
 
 #: Latency buckets in seconds: engine calls are sub-millisecond, embeddings a few ms,
 #: a cold model or a big recall can take seconds.

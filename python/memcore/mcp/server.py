@@ -25,7 +25,6 @@ from mcp_types import (
 from memcore.errors import MemcoreError, error_payload
 from memcore.mcp.dispatch import Caller, Dispatcher, Outcome
 from memcore.mcp.envelope import envelope_problem, guard_tool_calls
-from memcore.mcp.host import StoreHost
 from memcore.mcp.listing import (
     INSTRUCTIONS,
     SERVER_DESCRIPTION,
@@ -34,6 +33,7 @@ from memcore.mcp.listing import (
     SERVER_VERSION,
     listing_for,
 )
+from memcore.tools.host import StoreHost
 
 CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
 

@@ -40,7 +40,7 @@ from memcore.errors import MemcoreError
 from memcore.mcp import wire
 from memcore.mcp.dispatch import Caller, Dispatcher
 from memcore.mcp.handshake import HAND_OFF, EarlyAnswers, tool_call_reply
-from memcore.mcp.host import StoreHost
+from memcore.tools.host import StoreHost
 
 _log = logging.getLogger("memcore.mcp")
 

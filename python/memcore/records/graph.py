@@ -17,7 +17,7 @@ from typing import Any
 
 # The knowledge-graph contract's limits (MAX_* / MIN_*) are defined once, in
 # rust/memcore/src/knowledge/rules.rs; the tool schemas state them from here
-# (memcore/mcp/tools/_graph_shapes.py).
+# (memcore/tools/groups/_graph_shapes.py).
 from memcore._core import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,

@@ -60,7 +60,7 @@ class Job:
 
 
 class IndexJobs:
-    """The passes of one store (a :class:`~memcore.mcp.host.StoreHost` attachment)."""
+    """The passes of one store (a :class:`~memcore.tools.host.StoreHost` attachment)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

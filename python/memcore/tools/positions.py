@@ -24,8 +24,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolSpec
+from memcore.tools import schema
+from memcore.tools.registry import ToolCall, ToolSpec
 
 #: Seconds a read waits for its ``min_seq`` by default (the ``--min-seq-wait`` setting);
 #: a follower applies another node's write within milliseconds, so this is a node that

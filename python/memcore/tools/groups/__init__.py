@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from memcore.mcp import positions
-from memcore.mcp.registry import ToolRegistry
+from memcore.tools import positions
+from memcore.tools.registry import ToolRegistry
 
 
 def load_registry() -> ToolRegistry:
     """A registry holding every group's tools, as published: reads take ``min_seq`` and
-    writes return ``seq`` (:mod:`memcore.mcp.positions`)."""
+    writes return ``seq`` (:mod:`memcore.tools.positions`)."""
     registry = ToolRegistry(publish=positions.published)
     for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if module.name.startswith("_"):

@@ -1,7 +1,7 @@
 """Size limits on tool arguments, checked before anything else reads them.
 
-Over HTTP the request body is capped before it is parsed (see ``http``); these checks hold
-for every transport: the encoded arguments may not exceed ``max_request_bytes`` and no list
+Over HTTP the request body is capped before it is parsed (memcore/mcp/http.py); these hold
+for every MCP transport: the encoded arguments may not exceed ``max_request_bytes`` and no list
 anywhere in them may hold more than ``max_items`` entries (a model looping on a batch call
 should be told to split it, not make the server embed ten thousand texts).
 """

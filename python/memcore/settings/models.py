@@ -1,10 +1,5 @@
 """The embedding model list, as ``memcore models`` and the server's ``--list-models``
-print it.
-
-Beside `settings` because both entry points use it: the ``memcore`` command and the MCP
-server's own (``python -m memcore.mcp``), which never imports the command modules (the
-command line sits above the server: tests/test_layers.py).
-"""
+print it: one function for both fronts, which never import each other."""
 
 from __future__ import annotations
 

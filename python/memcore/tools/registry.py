@@ -1,6 +1,6 @@
 """The tool registry: what a tool is, and which tools a ``--tools`` profile selects.
 
-A tool group is one module in ``memcore.mcp.tools`` with a ``register(registry)`` function;
+A tool group is one module in ``memcore.tools.groups`` with a ``register(registry)`` function;
 adding a capability's tools (graph, conversation, code) is adding that one file. Nothing
 here imports the MCP SDK or opens a store, so the tool list is known before either is ready.
 """
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memcore.errors import MemcoreError
-    from memcore.mcp.host import StoreHost
     from memcore.memory import Memory
+    from memcore.tools.host import StoreHost
 
 #: The default profile (docs/guide.md, "Tool profiles"): the tools a weaker model needs,
 #: in this order.

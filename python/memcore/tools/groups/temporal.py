@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._shared import (
+from memcore.tools import schema
+from memcore.tools.groups._shared import (
     as_of,
     memories_out,
     memory_id,
@@ -15,6 +14,7 @@ from memcore.mcp.tools._shared import (
     page,
     thread_id,
 )
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def get_valid(call: ToolCall) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from memcore.errors import MemcoreError, StorageError
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._graph_shapes import (
+from memcore.records.graph import MAX_OBSERVATION_CHARS
+from memcore.tools import schema
+from memcore.tools.groups._graph_shapes import (
     MAX_ENTITIES,
     OBSERVATION_CHARS,
     entity_name,
@@ -25,14 +25,14 @@ from memcore.mcp.tools._graph_shapes import (
     relations_among,
     thread_id,
 )
-from memcore.mcp.tools._save_contract import CHECKED_SCHEMA, SAVE_MEMORY_SCHEMA, rejected
-from memcore.mcp.tools._shared import (
+from memcore.tools.groups._save_contract import CHECKED_SCHEMA, SAVE_MEMORY_SCHEMA, rejected
+from memcore.tools.groups._shared import (
     HYBRID_WITHOUT_MODEL,
     SAVED_WITHOUT_MODEL,
     optional,
     search_limit,
 )
-from memcore.records.graph import MAX_OBSERVATION_CHARS
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def save_memory(call: ToolCall) -> dict[str, Any]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._graph_shapes import (
+from memcore.tools import schema
+from memcore.tools.groups._graph_shapes import (
     MAX_ENTITIES,
     OBSERVATION_CHARS,
     entity_name,
@@ -23,6 +22,7 @@ from memcore.mcp.tools._graph_shapes import (
     relation_out,
     thread_id,
 )
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 _DEPRECATED = "Deprecated: prefer save_memory, which saves entities with their relations "
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from memcore._facade import placement
-from memcore._facade.turn_settings import TURN_OPTIONS, TURN_SETTING_NAMES, TurnOption, TurnSettings
-from memcore.cli.extractor import ExtractorSpec, load_extractor
+from memcore import facade
 from memcore.config import LOCAL_DIR_NAME, default_data_dir
 from memcore.errors import InvalidParameterError
+from memcore.facade import TURN_OPTIONS, TURN_SETTING_NAMES, TurnOption, TurnSettings
+from memcore.settings.extractor import ExtractorSpec, load_extractor
 
 Transport = Literal["stdio", "http"]
 
@@ -281,7 +281,7 @@ def namespace_bucket(namespace: str, buckets: int = DEFAULT_BUCKETS) -> int:
     """memcore's bucket of ``namespace`` among ``buckets``, as every node computes it for
     ``--namespace-range`` (the core's, rust/memcore/src/pg/placement.rs; known values
     pinned in tests/test_settings.py)."""
-    return placement.namespace_bucket(namespace, buckets)
+    return facade.namespace_bucket(namespace, buckets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +296,7 @@ class NamespaceRange:
     def parse(cls, text: str) -> NamespaceRange:
         """Parse ``LO-HI/BUCKETS``, e.g. ``0-49/100``; ValueError shows the form."""
         try:
-            return cls(*placement.parse_namespace_range(text))
+            return cls(*facade.parse_namespace_range(text))
         except InvalidParameterError as exc:
             raise ValueError(str(exc).rstrip(".")) from None
 

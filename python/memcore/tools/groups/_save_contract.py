@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from memcore.errors import MemcoreError
-from memcore.mcp import schema
-from memcore.mcp.tools._graph_shapes import entity_name_item, observation_item
 from memcore.records.graph import MAX_OBSERVATION_CHARS, MAX_TYPE_CHARS
+from memcore.tools import schema
+from memcore.tools.groups._graph_shapes import entity_name_item, observation_item
 
 #: The save_memory schema exactly as the contract gives it (docs/guide.md), plus descriptions
 #: and ``additionalProperties: false`` on its objects.

@@ -1,5 +1,6 @@
-"""The store behind the server: opened in a background thread so the server can answer
-``initialize`` and ``tools/list`` at once, and awaited by the tool calls that need it.
+"""The store the tools run against. The MCP server opens it in a background thread, so
+it can answer ``initialize`` and ``tools/list`` at once, and the tool calls that need it
+await it; a ``memcore`` command hands it a store it opened itself.
 
 A store that fails to open (another process holds it, the model does not match, the path
 is unusable) does not stop the server: the failure is logged and every tool that needs the
@@ -20,14 +21,15 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
 import anyio.to_thread
 
-from memcore._facade.turn_metrics import TurnMetrics, TurnMetricsSnapshot
 from memcore.errors import MemcoreError, ResourceBusyError, StorageError
+from memcore.facade import TurnMetrics, TurnMetricsSnapshot
 
 if TYPE_CHECKING:
     from memcore.memory import Memory
 
 StoreState = Literal["opening", "open", "error", "closed"]
 
+# Named as before the host left memcore/mcp/: operators filter the server's log by it.
 _log = logging.getLogger("memcore.mcp.store")
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore._facade.tiers import TIERS
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._graph_shapes import entity_name_item
-from memcore.mcp.tools._shared import (
+from memcore.facade import TIERS
+from memcore.tools import schema
+from memcore.tools.groups._graph_shapes import entity_name_item
+from memcore.tools.groups._shared import (
     MEMORY_TYPES,
     SOURCES,
     as_of,
@@ -22,6 +21,7 @@ from memcore.mcp.tools._shared import (
     thread_id,
     with_degraded,
 )
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 _SHAPED_FIELDS = {
     "memory_type": schema.string(

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._shared import (
+from memcore.tools import schema
+from memcore.tools.groups._shared import (
     MAX_SEARCH_RESULTS,
     as_of,
     hit_out,
@@ -17,6 +16,7 @@ from memcore.mcp.tools._shared import (
     thread_id,
     with_degraded,
 )
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

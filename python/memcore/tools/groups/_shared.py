@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from memcore.mcp import schema
+from memcore.tools import schema
 
 if TYPE_CHECKING:
     from memcore.memory import Memory

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from memcore.errors import NotFoundError
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._index_jobs import KEY, IndexJobs
-from memcore.mcp.tools._shared import HYBRID_WITHOUT_MODEL, optional, search_limit
+from memcore.tools import schema
+from memcore.tools.groups._index_jobs import KEY, IndexJobs
+from memcore.tools.groups._shared import HYBRID_WITHOUT_MODEL, optional, search_limit
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def _jobs(call: ToolCall) -> IndexJobs:
@@ -25,7 +25,7 @@ def _jobs(call: ToolCall) -> IndexJobs:
 
 def index_project(call: ToolCall) -> dict[str, Any]:
     """Start (or join) a pass over a project; its report if it ends within the wait."""
-    from memcore._facade.code import project_identity
+    from memcore.facade import project_identity
 
     args = call.arguments
     root, project_id = project_identity(args["path"], args.get("project_id") or None)

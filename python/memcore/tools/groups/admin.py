@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from memcore import __version__
-from memcore._facade.turn_metrics import as_plain
 from memcore.errors import error_payload
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
+from memcore.facade import as_plain
+from memcore.tools import schema
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def get_status(call: ToolCall) -> dict[str, Any]:

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from memcore.errors import UnauthorizedError
-from memcore.mcp import schema
-from memcore.mcp.registry import ToolCall, ToolRegistry, ToolSpec
-from memcore.mcp.tools._conversation_shapes import context_out, history_out, read_out, turn_out
-from memcore.mcp.tools._shared import HYBRID_WITHOUT_MODEL, optional
+from memcore.tools import schema
+from memcore.tools.groups._conversation_shapes import context_out, history_out, read_out, turn_out
+from memcore.tools.groups._shared import HYBRID_WITHOUT_MODEL, optional
+from memcore.tools.registry import ToolCall, ToolRegistry, ToolSpec
 
 
 def _id(description: str) -> schema.Schema:
@@ -45,7 +45,7 @@ def _check_document(call: ToolCall, document: Any, field: str) -> None:
     """Refuse a document the server would read from its disk, unless the caller is admin."""
     if call.admin:
         return
-    from memcore._facade.documents import is_url
+    from memcore.facade import is_url
 
     path = document.get("path") if isinstance(document, Mapping) else document
     given = isinstance(document, Mapping) and ("content" in document or "content_hash" in document)

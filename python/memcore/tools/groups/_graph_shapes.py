@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from memcore._time import iso
-from memcore.mcp import schema
 from memcore.records.graph import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
     MAX_TYPE_CHARS,
     MIN_OBSERVATION_CHARS,
 )
+from memcore.tools import schema
 
 if TYPE_CHECKING:
     from memcore.records.graph import EntityView, ObservationRecord, RelationRecord

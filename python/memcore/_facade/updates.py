@@ -135,7 +135,10 @@ _CHANGE = re.compile(
     r"resigned|retired|cancell?ed|postponed|pushed|delayed|slipped|extended|took over|"
     r"handed|broke up|divorced|married|graduated|finished|ended|over|swapped|traded|"
     r"ditched|dumped|abandoned|in favou?r of|got rid of|gave away|no more|turned|died|"
-    r"passed away|gave birth)\b",
+    r"passed away|gave birth|"
+    # a value altered, or a new state begun
+    r"shortened|lengthened|reduced|cut|ported|converted|passed to|handed over|started|"
+    r"began|since|nowadays|diagnosed|engaged|split up)\b",
     re.I,
 )
 # The change cues that say one value took another's place: what it takes to update a fact

@@ -230,7 +230,8 @@ def markdown(data: dict[str, Any]) -> list[str]:
         "",
         "Each pair's new fact stored with `store_memory` into a store holding every pair's old "
         f"fact ({data['background']} memories); flagged = the old fact is in `similar` and named "
-        'by `action_required`. The rule\'s parameters were chosen on the dev half. "Others" counts '
+        "by `action_required`. The rule was built on the whole set (the halves are kept for "
+        'comparison). "Others" counts '
         'other background memories flagged alongside, "first" the pairs whose old fact is the '
         'one in the supersede call (the others are listed after "Also review"); the last '
         f"column is the rule before (cosine >= {COSINE_BEFORE} alone) on the same store.",

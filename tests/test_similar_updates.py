@@ -13,7 +13,7 @@ import pytest
 import memcore
 from backends import Backend, both_backends
 from conftest import MINILM_DIR, require_model, unit
-from memcore._facade.updates import looks_like_update, same_subject, updated_facts
+from memcore._facade.updates import looks_like_update, same_subject, subject, updated_facts
 
 pytestmark = both_backends
 
@@ -151,3 +151,56 @@ def test_the_engine_stores_and_finds_the_candidates_in_one_call(mem: memcore.Mem
     assert 0.9 < candidates[0][1] <= 1.0
     _, none = engine.store_memory(mem.namespace, "no threshold", vector=base)
     assert none == []
+
+
+# -- by attribute, not by words (issue 45) -------------------------------------------------
+
+
+def test_a_fronted_adverbial_is_not_the_subject() -> None:
+    assert subject("After the merger, the company is called Nordfix") == ["company"]
+    assert subject("Since the spring Ida reports to Walter") == ["ida"]
+    new = "Since the merger Ida reports to Walter"
+    assert updated_facts(new, [("Ida reports to Greta", 0.62)]) == [0]
+
+
+def test_different_names_are_different_subjects() -> None:
+    assert not same_subject("Project Heron ships in May", "Project Lark ships in June")
+    assert not same_subject("Bruno reports to Elena", "Chloe reports to Elena")
+    assert (
+        updated_facts("Project Lark now ships in June", [("Project Heron ships in May", 0.7)]) == []
+    )
+    # The owner's name is the subject's: the same person either way.
+    assert same_subject("Bruno's manager is Elena", "Bruno reports to Hugo")
+
+
+def test_a_modifier_that_names_another_thing_makes_another_subject() -> None:
+    assert not same_subject("The team meets on Mondays", "The design team meets on Wednesdays")
+    assert not same_subject("The sprint demo is on Friday", "The sprint retro is on Thursday")
+    assert not same_subject("The user's gas bill is $40", "The user's water bill is $25")
+    # ... but one that only dates, ranks or says how often does not.
+    assert same_subject("The user's home email is a@x.org", "The user's new email is b@x.org")
+    assert same_subject("The monthly hosting bill is $90", "The hosting bill is $120 a month")
+
+
+def test_the_same_attribute_in_other_words_is_an_update() -> None:
+    # A role named by a synonym, without a change word and far below CLOSE_COSINE.
+    assert updated_facts("Noor works as a pharmacist", [("Noor is a nurse", 0.45)]) == [0]
+    # A state, and a number written in words.
+    pending = [("The user's loan request is pending", 0.6)]
+    assert updated_facts("The user's loan request was approved", pending) == [0]
+    members = [("The reading group has 9 members", 0.75)]
+    assert updated_facts("The reading group has fourteen members", members) == [0]
+    # What was denied is now said.
+    assert updated_facts("The user keeps two rabbits", [("The user has no pets", 0.5)]) == [0]
+    # Two attributes of one subject stay apart, however the rule reads them.
+    assert updated_facts("Noor works as a pharmacist", [("Noor lives in Porto", 0.45)]) == []
+
+
+def test_an_addition_updates_a_fact_that_counts_or_lists_the_set() -> None:
+    assert updated_facts("The user adopted another dog", [("The user has two dogs", 0.6)]) == [0]
+    languages = [("The user speaks Dutch and German", 0.6)]
+    assert updated_facts("The user also speaks Polish", languages) == [0]
+    # One member named, not counted: the addition leaves that fact true.
+    assert (
+        updated_facts("The user also plays the cello", [("The user plays the violin", 0.6)]) == []
+    )

@@ -155,12 +155,22 @@ pub fn by_doc_keys<T: DocumentTable>(
     conn: &Connection,
     keys: &[u64],
 ) -> Result<Vec<(u64, T::Record)>> {
+    // One read transaction for every lookup: each statement outside one
+    // opens and closes its own (a lock of the WAL and a read of its index
+    // header), which was half the time of fetching a search's ten hits.
+    let snapshot = if conn.is_autocommit() && keys.len() > 1 {
+        Some(conn.unchecked_transaction()?)
+    } else {
+        None
+    };
     let mut stmt = conn.prepare_cached(&by_doc_key_sql::<T>())?;
     let mut out = Vec::with_capacity(keys.len());
     for &key in keys {
         let record = stmt.query_row([key as i64], T::from_row).optional()?;
         out.extend(record.map(|r| (key, r)));
     }
+    drop(stmt);
+    drop(snapshot);
     Ok(out)
 }
 

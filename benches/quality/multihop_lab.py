@@ -23,7 +23,7 @@ is scored on both paths:
 - ``hop``: a second hop: the first ``h`` hits, one per session, each give their ``nw``
   rarest words not in the question (``names``: only capitalised words, places and people),
   the question plus those words is searched again, and the two lists are interleaved after
-  the first list's head of ``m``.
+  the first list's head of ``m``; ``what/which``: only for a question that starts so.
 
 Words here are lower-cased letters, a small stop list out, a plural ``s`` cut: cruder than
 the engine's analyser, which is enough to tell whether a direction is worth building.
@@ -239,6 +239,12 @@ def hop(
     return out
 
 
+def asks_what(text: str) -> bool:
+    """The question starts with "what" or "which" (it asks for things, not a time or a
+    yes/no): the gate of the ``hop what/which`` cells."""
+    return re.match(r"\s*(what|which)\b", text, re.IGNORECASE) is not None
+
+
 def score(stores: list[Stores], lists: Lists) -> dict[str, float]:
     def mean(values: list[float]) -> float:
         return round(100 * sum(values) / len(values), 1)
@@ -299,6 +305,16 @@ def cells() -> Iterator[tuple[str, Callable[[Stores, str, int, Ranked], list[str
                 label,
                 lambda s, p, qi, r, h=h, nw=nw, m=m, o=names_only: hop(s, p, qi, r, h, nw, m, o),
             )
+    for h, nw, m in ((3, 3, 5), (5, 3, 5), (10, 5, 5)):
+
+        def gated(
+            s: Stores, p: str, qi: int, r: Ranked, h: int = h, nw: int = nw, m: int = m
+        ) -> list[str]:
+            if asks_what(s.conv.questions[qi].text):
+                return hop(s, p, qi, r, h, nw, m, False)
+            return [d for d, _ in r]
+
+        yield f"hop what/which h {h} nw {nw} m {m}", gated
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::code_weights::{code_recall, defined_names};
+use super::hits::{Hit, Scores};
 use super::indexes::Change;
 use super::query::SearchQuery;
-use super::search::{Hit, RecallOptions, Scores};
+use super::search::RecallOptions;
 use crate::catalog::DocLabels;
 use crate::code::{CodeChunk, FileChunks, ProjectStatus, check_project_id, check_status};
 use crate::error::{Error, Result};

@@ -17,6 +17,7 @@ mod graph_rank;
 mod graph_read;
 mod graph_write;
 mod health;
+mod hits;
 #[cfg(test)]
 mod hub_tests;
 mod index_owner;
@@ -73,6 +74,7 @@ pub use graph_read::{
     RelatedEntity,
 };
 pub use graph_write::{ObservationDraft, WriteContext};
+pub use hits::{Hit, Scores};
 pub use indexer::CompactReport;
 use indexer::{Indexer, Job};
 pub use indexes::INDEX_DIR;
@@ -84,7 +86,7 @@ pub use pending_vectors::PendingMemory;
 pub use pg_mode::{MIN_SEQ_WAIT, ReplicaReset, Written, database_key, reset_replica};
 pub use query::SearchQuery;
 pub use restore::{ExportKind, Restorable, RestoreReport};
-pub use search::{Hit, MAX_RESULTS, RecallOptions, Scores, THREAD_PRIOR};
+pub use search::{MAX_RESULTS, RecallOptions, THREAD_PRIOR};
 pub use store_similar::SimilarQuery;
 pub use summaries::summarize;
 pub use turn_claims::TurnClaim;

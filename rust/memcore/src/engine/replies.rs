@@ -12,8 +12,8 @@
 //! `benches/results/quality-experiments.md`, section 30.
 
 use super::Engine;
+use super::hits::{Hit, Scores, sort_best_first};
 use super::query::{Pool, SearchQuery};
-use super::search::{Hit, Scores, sort_best_first};
 use crate::error::Result;
 use crate::kind::Kind;
 use crate::store::{conversations, memories};

@@ -4,6 +4,8 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Engine;
+use super::hits::sort_best_first;
+use super::hits::{Hit, Scores};
 use super::query::{Pool, SearchQuery};
 use super::thread_spread::spread_threads;
 use crate::asking::ASKING_PENALTY;
@@ -28,23 +30,6 @@ const RECALL_POOL: usize = 100;
 /// tenth of a cosine).
 const HUB_WIDEN: usize = 2;
 const HUB_SLACK: usize = 10;
-
-/// Per-signal scores of a hit; `fused` is what it was ranked by.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Scores {
-    pub vector: Option<f32>,
-    pub bm25: Option<f32>,
-    pub ppr: Option<f32>,
-    pub fused: f32,
-}
-
-/// One search result: a document key, its kind and its scores.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    pub key: u64,
-    pub kind: Kind,
-    pub scores: Scores,
-}
 
 /// How much an episodic memory's thread counts on top of its own signals
 /// ([`RecallOptions::thread_prior`]); chosen by leave-one-conversation-out
@@ -430,16 +415,6 @@ fn fused_hits(pool: &Pool, options: &RecallOptions, hubs: Option<&VectorIndex>) 
         .collect();
     sort_best_first(&mut out);
     out
-}
-
-/// Hits by fused score, best first (ties by key, for determinism).
-pub(super) fn sort_best_first(hits: &mut [Hit]) {
-    hits.sort_by(|a, b| {
-        b.scores
-            .fused
-            .total_cmp(&a.scores.fused)
-            .then(a.key.cmp(&b.key))
-    });
 }
 
 fn hits(catalog: &Catalog, found: Vec<(u64, f32)>, scores: impl Fn(f32) -> Scores) -> Vec<Hit> {

@@ -17,7 +17,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::search::Hit;
+use super::hits::Hit;
 use crate::catalog::Sym;
 
 /// Reorder `hits` (best first) so that no thread has more than `cap` hits
@@ -51,7 +51,7 @@ pub(super) fn spread_threads(hits: &mut [Hit], cap: usize, thread_of: impl Fn(u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::search::Scores;
+    use crate::engine::hits::Scores;
     use crate::kind::Kind;
 
     /// Hits keyed 0..threads.len(), best first; `threads[i]` is hit i's thread.

@@ -15,9 +15,19 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Engine;
-use super::overview::STOPWORDS;
 use crate::error::Result;
 use crate::temporal::Timestamp;
+
+/// Terms never worth showing in an abstract (nor weighing in a summary).
+pub(super) const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "are", "but", "not", "you", "all", "any", "can", "her", "was", "one",
+    "our", "out", "has", "had", "have", "him", "his", "how", "its", "may", "new", "now", "see",
+    "two", "who", "did", "get", "got", "let", "put", "say", "she", "too", "use", "with", "this",
+    "that", "from", "they", "will", "would", "there", "their", "what", "about", "which", "when",
+    "make", "like", "just", "into", "than", "then", "them", "some", "could", "other", "these",
+    "your", "been", "more", "also", "were", "here", "what's", "it's", "does", "should", "very",
+    "want", "need", "please", "user", "i'm", "don't",
+];
 
 /// Sentences in a summary.
 pub const SUMMARY_SENTENCES: usize = 3;

@@ -26,10 +26,15 @@ use rusqlite::{Connection, params_from_iter};
 use crate::error::{Error, Result};
 use crate::store::oplog::{self, Op};
 
+/// The replica's table of positions (`super::replica`): node-local, never shipped.
+pub const POSITIONS: &str = "pg_positions";
+/// The database the replica is a copy of (one row; node-local, never
+/// shipped): see [`super::identity`].
+pub const IDENTITY: &str = "pg_identity";
 /// Tables that stay on the node: its own op log, whose `seq`s are local doc
 /// keys (a log entry carries the write's ops instead), its positions in the
 /// PostgreSQL log, and the record of which database it copies.
-const LOCAL_TABLES: &[&str] = &["oplog", super::replica::POSITIONS, super::replica::IDENTITY];
+const LOCAL_TABLES: &[&str] = &["oplog", POSITIONS, IDENTITY];
 /// The temporary table the triggers fill.
 const CHANGES: &str = "temp.memcore_changes";
 

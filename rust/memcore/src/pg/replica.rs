@@ -27,11 +27,8 @@ use crate::kind::Kind;
 use crate::store::oplog::{self, Action};
 use crate::temporal::Timestamp;
 
-/// The replica's table of positions: node-local, never shipped.
-pub const POSITIONS: &str = "pg_positions";
-/// The database the replica is a copy of (one row; node-local, never
-/// shipped): see [`super::identity`].
-pub const IDENTITY: &str = "pg_identity";
+/// Its node-local tables, named where the change capture leaves them out.
+pub use super::capture::{IDENTITY, POSITIONS};
 
 /// Make the replica ready to follow (idempotent): its positions table and
 /// the record of its database.

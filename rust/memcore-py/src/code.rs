@@ -13,8 +13,8 @@ use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, InvalidParameterError, run};
 use crate::records::code::{CodeHit, SNIPPET_MAX_CHARS};
-use crate::replication::run_write;
 use crate::search::checked_weights;
+use crate::writes::run_write;
 
 /// A chunk of a file as the Python chunker produces it.
 #[derive(FromPyObject)]

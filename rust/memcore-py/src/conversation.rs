@@ -15,7 +15,7 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::conversation::{ContextResult, DocumentHistory, DocumentState, TurnRecord};
 use crate::records::store::MaintenanceReport;
-use crate::replication::run_write;
+use crate::writes::run_write;
 
 /// A document a procedure touched (already canonicalised by the facade).
 #[derive(FromPyObject)]

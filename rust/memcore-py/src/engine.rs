@@ -13,7 +13,7 @@ use memcore::pg::{NamespaceRange, Namespaces};
 use memcore::{Durability, Engine, EngineOptions};
 
 use crate::errors::{BindError, BindResult, StorageError, run, run_unbound};
-use crate::replication::run_write;
+use crate::writes::run_write;
 
 /// An open memcore data directory. Thread-safe; every call that does real
 /// work releases the GIL.

@@ -21,7 +21,7 @@ use crate::records::graph::{
     Analytics, EntityHit, EntityRecord, EntityView, GraphPage, GraphView, ObservationRecord,
     RelatedEntity, RelationRecord,
 };
-use crate::replication::run_write;
+use crate::writes::run_write;
 
 /// One relation of a request: `{targetEntity, relationType, importance?}`.
 #[derive(FromPyObject)]

@@ -19,6 +19,7 @@ mod replication;
 mod restore;
 mod search;
 mod store_health;
+mod writes;
 
 use pyo3::prelude::*;
 

@@ -11,7 +11,7 @@ use crate::arrays::{owned_rows, owned_vector};
 use crate::engine::PyEngine;
 use crate::errors::{BindError, BindResult, run};
 use crate::records::facts::MemoryRecord;
-use crate::replication::run_write;
+use crate::writes::run_write;
 
 /// The validity filter of a listing: an instant wins over `valid_only`.
 pub fn valid_at(as_of: Option<i64>, valid_only: bool) -> ValidAt {

@@ -16,7 +16,7 @@ use crate::engine::PyEngine;
 use crate::errors::{BindResult, InvalidParameterError, run};
 use crate::records::facts::MemoryRecord;
 use crate::records::graph::{EntityRecord, ObservationRecord, RelationRecord};
-use crate::replication::run_write;
+use crate::writes::run_write;
 
 fn with_vector<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, v: Option<&Vec<f32>>) -> PyResult<()> {
     if let Some(v) = v {

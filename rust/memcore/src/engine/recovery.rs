@@ -136,10 +136,13 @@ pub fn replay_until(
                 _ => None,
             };
             let scope = text::scope(&op.namespace, op.kind);
-            let terms = if to_text && stage {
-                indexes.text.stage(doc.key, &scope, &doc.text)
-            } else {
-                indexes.text.scoped_terms(&scope, &doc.text)
+            // Terms are analysed only for the text index: a replay for the
+            // vectors alone (a graph saved long before the text's last
+            // commit) skips the analysis of every document it reads.
+            let terms = match (to_text, stage) {
+                (true, true) => indexes.text.stage(doc.key, &scope, &doc.text),
+                (true, false) => indexes.text.scoped_terms(&scope, &doc.text),
+                (false, _) => text::ScopedTerms::default(),
             };
             if let Some(job) = send {
                 job(Job::Add {

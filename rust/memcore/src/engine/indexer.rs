@@ -34,6 +34,15 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(30);
 const COMMIT_BATCH: usize = 20_000;
 /// Save the graph early when this many changes accumulated.
 const SAVE_BATCH: usize = 50_000;
+/// A new indexer (an open, or a take-over of a shared store's index files)
+/// that absorbed at least this many vector changes before its queue first
+/// ran dry saves the graph then, not only after [`SAVE_INTERVAL`]: a process
+/// that never lives that long (a server restarted again and again, an owner
+/// killed in turn) otherwise left the graph unsaved for good, and every open
+/// and take-over after it replayed and re-inserted every vector since
+/// (`benches/reliability/processes.py`: no graph file after 100 kills, owner
+/// take-overs past 10 s as the store grew).
+const BACKLOG_SAVE: usize = 4096;
 /// Jobs taken from the queue per round.
 const ROUND: usize = 2048;
 /// Longest pause between retries of a failing commit or save.
@@ -136,6 +145,10 @@ struct Progress {
     /// A round panicked: the indexes are in doubt, so nothing more is
     /// committed or saved (the pending buffers keep serving every document).
     frozen: bool,
+    /// The queue has not yet run dry since the thread started: what it
+    /// holds is the backlog the open or take-over replayed (see
+    /// [`BACKLOG_SAVE`]).
+    catching_up: bool,
 }
 
 impl Progress {
@@ -151,6 +164,7 @@ impl Progress {
             text_retry: None,
             vector_retry: None,
             frozen: false,
+            catching_up: true,
         }
     }
 }
@@ -285,6 +299,8 @@ fn run(
             Err(RecvTimeoutError::Timeout) => true,
             Err(RecvTimeoutError::Disconnected) => false,
         };
+        // A round short of a full one took everything queued.
+        let drained = round.len() <= ROUND;
         let p = &mut progress;
         indexes.check_read_failures();
         if let Err(panic) = crate::panics::catch(|| run_round(indexes, round, p, threads, open)) {
@@ -293,6 +309,12 @@ fn run(
                 p,
                 &format!("the background indexer panicked: {panic}"),
             );
+        }
+        if drained && p.catching_up {
+            p.catching_up = false;
+            if p.vector_dirty >= BACKLOG_SAVE && !p.frozen {
+                let _ = save_vectors(indexes, p, Instant::now());
+            }
         }
         if !open {
             return;
@@ -521,25 +543,10 @@ fn checkpoint(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<()> {
         p.last_save,
         SAVE_INTERVAL,
         p.vector_retry,
-    ) {
-        let saved = indexes.vectors().map_or(Ok(()), |v| v.save(p.vector_seq));
-        match saved {
-            Ok(()) => {
-                p.vector_dirty = 0;
-                p.last_save = now;
-                p.vector_retry = None;
-                indexes.health.set_vector_error(None);
-            }
-            Err(e) => {
-                p.vector_retry = Some(next_retry(p.vector_retry, now));
-                indexes.health.set_vector_error(Some(format!(
-                    "{e} (the vector graph keeps working in memory; retrying)"
-                )));
-                if outcome.is_ok() {
-                    outcome = Err(e);
-                }
-            }
-        }
+    ) && let Err(e) = save_vectors(indexes, p, now)
+        && outcome.is_ok()
+    {
+        outcome = Err(e);
     }
     // Hubness values computed while the graph did not change are saved
     // beside the graph already on disk (a no-op when none changed).
@@ -550,6 +557,29 @@ fn checkpoint(indexes: &Indexes, p: &mut Progress, force: bool) -> Result<()> {
         p.last_hub_save = now;
     }
     outcome
+}
+
+/// Save the vector graph with its watermark; a failure keeps the dirty
+/// count, pauses the next attempt and shows in the health (see
+/// [`checkpoint`]).
+fn save_vectors(indexes: &Indexes, p: &mut Progress, now: Instant) -> Result<()> {
+    let saved = indexes.vectors().map_or(Ok(()), |v| v.save(p.vector_seq));
+    match saved {
+        Ok(()) => {
+            p.vector_dirty = 0;
+            p.last_save = now;
+            p.vector_retry = None;
+            indexes.health.set_vector_error(None);
+            Ok(())
+        }
+        Err(e) => {
+            p.vector_retry = Some(next_retry(p.vector_retry, now));
+            indexes.health.set_vector_error(Some(format!(
+                "{e} (the vector graph keeps working in memory; retrying)"
+            )));
+            Err(e)
+        }
+    }
 }
 
 /// When to try again after a failure, and the pause after the next one.
@@ -674,6 +704,49 @@ mod tests {
         let scopes = ["s".to_owned()];
         let hits = indexes.text.search("second", &scopes, 5, |_| true).unwrap();
         assert_eq!(hits.first().map(|h| h.0), Some(2));
+        indexer.stop();
+    }
+
+    /// A new indexer handed a backlog of vectors saves the graph once it has
+    /// absorbed them, well before the save interval.
+    #[test]
+    fn a_backlog_of_vectors_is_saved_once_the_queue_runs_dry() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = HnswParams::default();
+        let (indexes, t, v) = Indexes::open(dir.path(), "english", Some(4), params, false).unwrap();
+        let indexes = Arc::new(indexes);
+        let vectors = indexes.vectors_for(4).unwrap();
+        let jobs: Vec<Job> = (1..=(BACKLOG_SAVE as u64 + 100))
+            .map(|key| {
+                let angle = key as f32 * 0.001;
+                let vector: SharedVector = Arc::from(vec![angle.cos(), angle.sin(), 0.5, 0.1]);
+                vectors.stage(key, vector.clone());
+                Job::Add {
+                    seq: key as i64,
+                    key,
+                    terms: ScopedTerms::default(),
+                    vector: Some(vector),
+                    to_text: false,
+                    to_vectors: true,
+                }
+            })
+            .collect();
+        // Queued before the thread starts, as an open's replay is.
+        let indexer = Indexer::start(indexes.clone(), t, v, 1);
+        for job in jobs {
+            indexer.send(job);
+        }
+        let sidecar = dir
+            .path()
+            .join("index")
+            .join("vectors")
+            .join("vectors.json");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !sidecar.exists() {
+            assert!(Instant::now() < deadline, "the graph was not saved");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(SAVE_INTERVAL > Duration::from_secs(20));
         indexer.stop();
     }
 }

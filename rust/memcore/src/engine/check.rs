@@ -18,7 +18,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Engine, EngineOptions, INDEX_DIR};
 use crate::error::{Error, Result};
-use crate::store::{DB_FILE, DirLock, health, oplog};
+use crate::kind::Kind;
+use crate::store::{DB_FILE, DirLock, checksum, health, oplog};
 use crate::temporal::now_micros;
 
 /// Keys looked up in each index by a check (all of them in smaller stores).
@@ -33,6 +34,96 @@ const DOC_TABLES: &[&str] = &[
     "turns",
     "code_chunks",
 ];
+
+/// Records failing their checksums named in a report (the first ones found).
+const MISMATCHES_SHOWN: usize = 20;
+
+/// The problem of records that do not match their checksums.
+fn altered_records(dir: &Path, db: &Path, found: &[checksum::Found]) -> CheckProblem {
+    let more = if found.len() >= MISMATCHES_SHOWN {
+        " (and maybe more)"
+    } else {
+        ""
+    };
+    CheckProblem {
+        area: "database".into(),
+        message: format!(
+            "The database {} holds {} record(s){more} altered on disk (they do not match \
+             their checksums, so they are refused when read): {}",
+            db.display(),
+            found.len(),
+            found
+                .iter()
+                .map(|f| f.mismatch.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        fix: format!(
+            "Restore the latest backup made by `memcore backup` (copy it over {db}, delete \
+             {wal}, {shm} and {index} so the indexes rebuild), or run `memcore repair \
+             --accept-empty --data-dir {dir}`: it drops the altered records (a copy of the \
+             damaged file is kept beside it) and keeps the rest.",
+            db = db.display(),
+            wal = health::wal_path(db).display(),
+            shm = health::shm_path(db).display(),
+            index = dir.join(INDEX_DIR).display(),
+            dir = dir.display(),
+        ),
+    }
+}
+
+/// With `accept_empty`: remove the records that do not match their
+/// checksums, each with a deletion in the op log (as if deleted), after
+/// keeping a copy of the damaged file as `memcore.db.damaged-<time>`.
+/// Returns how many were removed.
+fn drop_altered_records(db: &Path, report: &mut RepairReport) -> Result<u64> {
+    let mut conn = Connection::open(db)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    let checksummed: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('memories') WHERE name = ?1",
+        [checksum::COLUMN],
+        |r| r.get(0),
+    )?;
+    // A store of an older schema (the open migrates it), or one this scan
+    // cannot read (the open that follows judges it).
+    let Ok(found) = checksum::mismatches(&conn, usize::MAX).map_err(|_| ()) else {
+        return Ok(0);
+    };
+    if checksummed == 0 || found.is_empty() {
+        return Ok(0);
+    }
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    let copy = sibling(db, &format!(".damaged-{}", now_micros()));
+    std::fs::copy(db, &copy).map_err(|e| Error::io(db, e))?;
+    report.database_set_aside.get_or_insert(copy);
+    let tx = conn.transaction()?;
+    let now = now_micros();
+    for f in &found {
+        let table = f.mismatch.table;
+        let kind = match table {
+            "memories" => Kind::Memory,
+            "turns" => Kind::UserTurn,
+            _ => Kind::CodeChunk,
+        };
+        let (namespace, key): (String, i64) = tx.query_row(
+            &format!("SELECT namespace, doc_key FROM {table} WHERE rowid = ?1"),
+            [f.rowid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        tx.execute(&format!("DELETE FROM {table} WHERE rowid = ?1"), [f.rowid])?;
+        oplog::append(
+            &tx,
+            now,
+            oplog::Action::Delete,
+            kind,
+            &f.mismatch.id,
+            &namespace,
+            Some(key),
+        )?;
+    }
+    tx.commit()?;
+    Ok(found.len() as u64)
+}
 
 /// How one derived index compares with the rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +177,8 @@ impl CheckReport {
 pub struct RepairReport {
     /// The search indexes were rebuilt from the database.
     pub indexes_rebuilt: bool,
-    /// Where a damaged database was moved (only with `accept_empty`).
+    /// Where a damaged database was moved, or copied before the records
+    /// altered on disk were dropped from it (only with `accept_empty`).
     pub database_set_aside: Option<PathBuf>,
     /// Where a copy of a damaged write-ahead log was kept before the writes
     /// past its damage were dropped (only with `accept_empty`).
@@ -156,6 +248,20 @@ impl Engine {
                     db.display()
                 ),
             });
+        }
+        match checksum::mismatches(&reader, MISMATCHES_SHOWN) {
+            Ok(found) if found.is_empty() => {}
+            Ok(found) => report
+                .problems
+                .push(altered_records(self.dir(), &db, &found)),
+            Err(e) => report.problems.push(CheckProblem {
+                area: "database".into(),
+                message: format!(
+                    "The records of {} cannot be read to verify their checksums: {e}",
+                    db.display()
+                ),
+                fix: "Restore the latest backup made by `memcore backup`.".into(),
+            }),
         }
         let docs = match documents(&reader, covered) {
             Ok(docs) => docs,
@@ -330,6 +436,11 @@ pub fn repair_store(
             let tx = conn.transaction()?;
             report.lost_writes = super::verify::settle_log(&tx)?;
             tx.commit()?;
+        }
+        if accept_empty && db.exists() {
+            // Records altered on disk in sound pages (their checksums):
+            // dropped, the rest kept.
+            report.lost_writes += drop_altered_records(&db, &mut report)?;
         }
         let index = dir.join(INDEX_DIR);
         if index.exists() {
@@ -586,7 +697,9 @@ mod tests {
             Ok(_) => panic!("opened"),
             Err(other) => panic!("refused without the fix: {other:?}"),
         }
-        // SQLite finds its pages sound, so only starting empty gets past it.
+        // SQLite finds its pages sound, so only starting over gets past it:
+        // the record that fails its checksum is dropped (a copy of the
+        // damaged file kept), the four sound ones are kept.
         let options = EngineOptions::default();
         assert!(repair_store(dir.path(), &options, false).is_err());
         let report = repair_store(dir.path(), &options, true).unwrap();
@@ -594,7 +707,9 @@ mod tests {
             report.database_set_aside.as_ref().unwrap().exists(),
             "{report:?}"
         );
-        assert_eq!(open(dir.path()).count_memories("default").unwrap(), 0);
+        let repaired = open(dir.path());
+        assert_eq!(repaired.count_memories("default").unwrap(), 4);
+        assert!(repaired.check().unwrap().is_ok());
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::indexes::Indexes;
 use super::upkeep::LOG_COMPACTED_THROUGH;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
-use crate::store::{Store, health, meta, oplog};
+use crate::store::{Store, checksum, health, meta, oplog};
 use crate::temporal::now_micros;
 use crate::text::{self, TextIndex};
 use crate::vector::VectorIndex;
@@ -444,6 +444,9 @@ fn sample_missing(
             "SELECT id, namespace FROM {table} WHERE doc_key = ?1"
         ))?;
         for key in keys {
+            // A sampled record altered on disk is refused, whichever index
+            // is being checked (its checksum, `store::checksum`).
+            checksum::verify_doc(conn, table, key)?;
             let (id, namespace): (String, String) =
                 record.query_row([key], |r| Ok((r.get(0)?, r.get(1)?)))?;
             let Some(doc) = load_index_doc(conn, *kind, &id)? else {

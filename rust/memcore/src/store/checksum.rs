@@ -374,6 +374,11 @@ mod tests {
             .unwrap();
         assert!(!found.is_empty());
         assert_damaged(&engine.memories_for(&found).unwrap_err(), &hit.id);
+        // The overview quotes texts: it reads whole records too.
+        assert_damaged(
+            &engine.overview(Some("default"), 2, 10).unwrap_err(),
+            &hit.id,
+        );
         // An update reads the record first: damage is not written over.
         let patch = MemoryPatch {
             importance: Some(0.9),

@@ -18,7 +18,6 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Engine, EngineOptions, INDEX_DIR};
 use crate::error::{Error, Result};
-use crate::kind::Kind;
 use crate::store::{DB_FILE, DirLock, checksum, health, oplog};
 use crate::temporal::now_micros;
 
@@ -73,9 +72,17 @@ fn altered_records(dir: &Path, db: &Path, found: &[checksum::Found]) -> CheckPro
 }
 
 /// With `accept_empty`: remove the records that do not match their
-/// checksums, each with a deletion in the op log (as if deleted), after
-/// keeping a copy of the damaged file as `memcore.db.damaged-<time>`.
-/// Returns how many were removed.
+/// checksums, after keeping a copy of the damaged file as
+/// `memcore.db.damaged-<time>`; returns how many writes that lost. Nothing
+/// read from a damaged row is trusted: its table's indexes are rebuilt from
+/// the rows first (a damaged indexed value, such as its `doc_key`, no longer
+/// matches its index entries, and SQLite refuses to delete such a row), it
+/// is deleted by rowid, and the op log is then made to agree with the rows
+/// from the log's side (`verify::settle_log`: each write whose record is
+/// gone gets a deletion). When any of that fails (a damaged id that is now
+/// another record's, so the unique index cannot be rebuilt), nothing is
+/// changed and the open that follows judges the database (and sets it
+/// aside whole, as before checksums).
 fn drop_altered_records(db: &Path, report: &mut RepairReport) -> Result<u64> {
     let mut conn = Connection::open(db)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -84,45 +91,44 @@ fn drop_altered_records(db: &Path, report: &mut RepairReport) -> Result<u64> {
         [checksum::COLUMN],
         |r| r.get(0),
     )?;
-    // A store of an older schema (the open migrates it), or one this scan
-    // cannot read (the open that follows judges it).
-    let Ok(found) = checksum::mismatches(&conn, usize::MAX).map_err(|_| ()) else {
+    if checksummed == 0 {
+        // An older schema: the open migrates it.
+        return Ok(0);
+    }
+    let Ok(found) = checksum::mismatches(&conn, usize::MAX) else {
         return Ok(0);
     };
-    if checksummed == 0 || found.is_empty() {
+    if found.is_empty() {
         return Ok(0);
     }
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     let copy = sibling(db, &format!(".damaged-{}", now_micros()));
     std::fs::copy(db, &copy).map_err(|e| Error::io(db, e))?;
-    report.database_set_aside.get_or_insert(copy);
-    let tx = conn.transaction()?;
-    let now = now_micros();
-    for f in &found {
-        let table = f.mismatch.table;
-        let kind = match table {
-            "memories" => Kind::Memory,
-            "turns" => Kind::UserTurn,
-            _ => Kind::CodeChunk,
-        };
-        let (namespace, key): (String, i64) = tx.query_row(
-            &format!("SELECT namespace, doc_key FROM {table} WHERE rowid = ?1"),
-            [f.rowid],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        tx.execute(&format!("DELETE FROM {table} WHERE rowid = ?1"), [f.rowid])?;
-        oplog::append(
-            &tx,
-            now,
-            oplog::Action::Delete,
-            kind,
-            &f.mismatch.id,
-            &namespace,
-            Some(key),
-        )?;
+    let dropped = (|| -> Result<u64> {
+        let tx = conn.transaction()?;
+        let mut tables: Vec<&str> = found.iter().map(|f| f.mismatch.table).collect();
+        tables.sort_unstable();
+        tables.dedup();
+        for table in tables {
+            tx.execute_batch(&format!("REINDEX {table}"))?;
+        }
+        for f in &found {
+            tx.execute(
+                &format!("DELETE FROM {} WHERE rowid = ?1", f.mismatch.table),
+                [f.rowid],
+            )?;
+        }
+        let lost = super::verify::settle_log(&tx)?;
+        tx.commit()?;
+        Ok(lost)
+    })();
+    if let Ok(lost) = dropped {
+        report.database_set_aside.get_or_insert(copy);
+        Ok(lost)
+    } else {
+        let _ = std::fs::remove_file(&copy);
+        Ok(0)
     }
-    tx.commit()?;
-    Ok(found.len() as u64)
 }
 
 /// How one derived index compares with the rows.

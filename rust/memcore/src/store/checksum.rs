@@ -10,17 +10,17 @@
 //! and full scan of a small store, and by `memcore check`. A mismatch is an
 //! [`Error::Damaged`] naming the record, never the altered record.
 //!
-//! What is covered, per table (in its `COLUMNS` order):
+//! What is covered, per table (in its `COLUMNS` order), and `doc_key`
+//! (a search hit is mapped back to its record by it):
 //! - `memories`: every column of the record but `accessed_at` (a read
 //!   touches it; it is a hint, not content). Each UPDATE of a memory writes
 //!   the checksum of the whole record it writes ([`super::memories`]).
 //! - `turns` and `code_chunks`: every column of the record; their rows are
 //!   never updated.
 //!
-//! Not covered: `doc_key` (a node-local index key, repaired by `memcore
-//! repair`) and `embedding` (derived data: the indexes verify vectors
-//! against it, and a wrong vector ranks a search, it does not alter a
-//! record).
+//! Not covered: `embedding` (the indexes are checked against it, and a
+//! damaged vector ranks a search wrongly, it alters no record; covering it
+//! would make every read of a record read its vector too).
 //!
 //! The encoding of a value is its SQLite type (a byte) and its bytes
 //! (integers and reals as 8 little-endian bytes, text and blobs with their
@@ -283,25 +283,62 @@ pub fn fill(conn: &Connection, covered: &Covered) -> Result<u64> {
 /// checksummed (a replica applying a row PostgreSQL sent: the row is
 /// trusted as it arrives, and protected from then on).
 pub fn refresh(conn: &Connection, table: &str, id: &rusqlite::types::Value) -> Result<()> {
+    refresh_where(conn, table, "id", id)
+}
+
+/// Move the row of `table` under document key `from` to `to` (a repair
+/// making the op log agree with the rows), its checksum kept right only if
+/// it was: a damaged row stays damaged.
+pub fn rekey(conn: &Connection, table: &str, from: i64, to: i64) -> Result<()> {
+    let sound = match tables().into_iter().find(|c| c.table == table) {
+        Some(covered) => conn
+            .query_row(
+                &format!(
+                    "SELECT {}, {COLUMN} FROM {table} WHERE doc_key = ?1",
+                    covered.columns
+                ),
+                [from],
+                |r| Ok(verify(r, &covered).is_ok()),
+            )
+            .optional()?
+            .unwrap_or(false),
+        None => false,
+    };
+    conn.execute(
+        &format!("UPDATE {table} SET doc_key = ?1 WHERE doc_key = ?2"),
+        [to, from],
+    )?;
+    if sound {
+        refresh_where(conn, table, "doc_key", &rusqlite::types::Value::Integer(to))?;
+    }
+    Ok(())
+}
+
+fn refresh_where(
+    conn: &Connection,
+    table: &str,
+    column: &str,
+    value: &rusqlite::types::Value,
+) -> Result<()> {
     let Some(covered) = tables().into_iter().find(|c| c.table == table) else {
         return Ok(());
     };
     let sum = conn
         .prepare_cached(&format!(
-            "SELECT {} FROM {} WHERE id = ?1",
+            "SELECT {} FROM {} WHERE {column} = ?1",
             covered.columns, covered.table
         ))?
-        .query_row([id], |r| of_row(r, &covered));
+        .query_row([value], |r| of_row(r, &covered));
     let sum = match sum {
         Ok(sum) => sum,
         Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
         Err(e) => return Err(e.into()),
     };
     conn.prepare_cached(&format!(
-        "UPDATE {} SET {COLUMN} = ?1 WHERE id = ?2",
+        "UPDATE {} SET {COLUMN} = ?1 WHERE {column} = ?2",
         covered.table
     ))?
-    .execute(rusqlite::params![sum, id])?;
+    .execute(rusqlite::params![sum, value])?;
     Ok(())
 }
 

@@ -20,20 +20,21 @@ macro_rules! chunk_columns {
     };
 }
 
-/// The columns a chunk is read from: the record's, then its checksum.
-const CHUNK_COLUMNS: &str = concat!(chunk_columns!(), ", checksum");
+/// The columns a chunk is read from: the record's, its document key, then
+/// its checksum.
+const CHUNK_COLUMNS: &str = concat!(chunk_columns!(), ", doc_key, checksum");
 
-/// What a chunk's checksum covers: every column of the record (chunks are
-/// never updated; [`crate::store::checksum`]).
+/// What a chunk's checksum covers: every column of the record and its
+/// document key (chunks are never updated; [`crate::store::checksum`]).
 pub const CHUNKS_COVERED: Covered = Covered {
     table: "code_chunks",
-    columns: chunk_columns!(),
-    count: 13,
+    columns: concat!(chunk_columns!(), ", doc_key"),
+    count: 14,
     skipped: &[],
 };
 
-/// The checksum of a chunk as stored.
-pub fn chunk_checksum(c: &CodeChunk) -> i64 {
+/// The checksum of a chunk as stored under `doc_key`.
+pub fn chunk_checksum(c: &CodeChunk, doc_key: i64) -> i64 {
     Sum::new()
         .text(&c.id)
         .text(&c.namespace)
@@ -48,6 +49,7 @@ pub fn chunk_checksum(c: &CodeChunk) -> i64 {
         .text(&c.content)
         .text(&c.content_hash)
         .int(c.indexed_at)
+        .int(doc_key)
         .finish()
 }
 
@@ -272,7 +274,7 @@ pub fn insert_chunk(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO code_chunks({CHUNK_COLUMNS}, doc_key, embedding)
+        "INSERT INTO code_chunks({CHUNK_COLUMNS}, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
     ))?
     .execute(params![
@@ -289,8 +291,8 @@ pub fn insert_chunk(
         c.content,
         c.content_hash,
         c.indexed_at,
-        chunk_checksum(c),
         doc_key,
+        chunk_checksum(c, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())

@@ -20,20 +20,21 @@ macro_rules! turn_columns {
     };
 }
 
-/// The columns a turn is read from: the record's, then its checksum.
-const TURN_COLUMNS: &str = concat!(turn_columns!(), ", checksum");
+/// The columns a turn is read from: the record's, its document key, then its
+/// checksum.
+const TURN_COLUMNS: &str = concat!(turn_columns!(), ", doc_key, checksum");
 
-/// What a turn's checksum covers: every column of the record (turns are
-/// never updated; [`crate::store::checksum`]).
+/// What a turn's checksum covers: every column of the record and its
+/// document key (turns are never updated; [`crate::store::checksum`]).
 pub const TURNS_COVERED: Covered = Covered {
     table: "turns",
-    columns: turn_columns!(),
-    count: 9,
+    columns: concat!(turn_columns!(), ", doc_key"),
+    count: 10,
     skipped: &[],
 };
 
-/// The checksum of a turn as stored.
-pub fn turn_checksum(t: &Turn) -> i64 {
+/// The checksum of a turn as stored under `doc_key`.
+pub fn turn_checksum(t: &Turn, doc_key: i64) -> i64 {
     Sum::new()
         .text(&t.id)
         .text(&t.namespace)
@@ -44,6 +45,7 @@ pub fn turn_checksum(t: &Turn) -> i64 {
         .opt_text(t.agent_text.as_deref())
         .opt_text(t.thread_id.as_deref())
         .int(t.created_at)
+        .int(doc_key)
         .finish()
 }
 
@@ -169,7 +171,7 @@ pub fn insert_turn(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO turns({TURN_COLUMNS}, doc_key, embedding)
+        "INSERT INTO turns({TURN_COLUMNS}, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?
     .execute(params![
@@ -182,8 +184,8 @@ pub fn insert_turn(
         t.agent_text,
         t.thread_id,
         t.created_at,
-        turn_checksum(t),
         doc_key,
+        turn_checksum(t, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())
@@ -549,7 +551,7 @@ pub fn version_touches(conn: &Connection, version_id: &str) -> Result<Vec<(Turn,
             .collect::<Vec<_>>()
             .join(", ")
     ))?;
-    let rows = stmt.query_map([version_id], |r| Ok((Turns::from_row(r)?, r.get(10)?)))?;
+    let rows = stmt.query_map([version_id], |r| Ok((Turns::from_row(r)?, r.get(11)?)))?;
     rows.collect::<rusqlite::Result<_>>()
         .map_err(checksum::read_error(conn))
 }

@@ -22,24 +22,26 @@ macro_rules! record_columns {
     };
 }
 
-/// The columns a memory is read from: the record's, then its checksum.
-const COLUMNS: &str = concat!(record_columns!(), ", checksum");
+/// The columns a memory is read from: the record's, its document key, then
+/// its checksum.
+const COLUMNS: &str = concat!(record_columns!(), ", doc_key, checksum");
 
 /// Position of `accessed_at`, which a read updates and the checksum skips.
 const ACCESSED_AT: usize = 13;
 
 /// What a memory's checksum covers: every column of the record but
-/// `accessed_at` ([`crate::store::checksum`]).
+/// `accessed_at`, and its document key (which a search hit is mapped back
+/// to the record by; [`crate::store::checksum`]).
 pub const COVERED: Covered = Covered {
     table: "memories",
-    columns: record_columns!(),
-    count: 22,
+    columns: concat!(record_columns!(), ", doc_key"),
+    count: 23,
     skipped: &[ACCESSED_AT],
 };
 
-/// The checksum of a memory as stored: every field in [`COLUMNS`] order
-/// but `accessed_at`.
-pub fn checksum(m: &Memory) -> i64 {
+/// The checksum of a memory as stored under `doc_key`: every field in
+/// [`COLUMNS`] order but `accessed_at`.
+pub fn checksum(m: &Memory, doc_key: i64) -> i64 {
     Sum::new()
         .text(&m.id)
         .text(&m.namespace)
@@ -62,6 +64,7 @@ pub fn checksum(m: &Memory) -> i64 {
         .opt_text(m.superseded_by.as_deref())
         .opt_int(m.expires_at)
         .text(m.tier.as_str())
+        .int(doc_key)
         .finish()
 }
 
@@ -145,7 +148,7 @@ pub fn insert(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO memories({COLUMNS}, doc_key, embedding)
+        "INSERT INTO memories({COLUMNS}, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                  ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
     ))?
@@ -172,8 +175,8 @@ pub fn insert(
         m.superseded_by,
         m.expires_at,
         m.tier.as_str(),
-        checksum(m),
         doc_key,
+        checksum(m, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())
@@ -181,8 +184,11 @@ pub fn insert(
 
 /// Write every mutable field of `m` back to its row (content and vector
 /// excepted), with the checksum of the whole record `m` is: its content must
-/// be the row's.
+/// be the row's (callers read `m` from the row, verified, and change it).
 pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
+    let Some(doc_key) = table::doc_key::<Memories>(conn, &m.id)? else {
+        return Ok(());
+    };
     conn.prepare_cached(
         "UPDATE memories SET memory_type = ?2, source = ?3, confidence = ?4, importance = ?5,
              metadata = ?6, thread_id = ?7, user_id = ?8, event_time = ?9, updated_at = ?10,
@@ -211,7 +217,7 @@ pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
         m.superseded_by,
         m.expires_at,
         m.tier.as_str(),
-        checksum(m),
+        checksum(m, doc_key),
     ])?;
     Ok(())
 }
@@ -233,7 +239,7 @@ pub fn update_content(
         m.content,
         doc_key,
         embedding.map(encode),
-        checksum(m)
+        checksum(m, doc_key)
     ])?;
     Ok(())
 }

@@ -396,22 +396,22 @@ const CHECKSUMS_V9: [Covered; 3] = [
         columns: "id, namespace, content, memory_type, source, confidence, importance, \
                   metadata, thread_id, user_id, event_time, created_at, updated_at, \
                   accessed_at, valid_from, valid_until, invalidated_at, invalidation_reason, \
-                  supersedes, superseded_by, expires_at, tier",
-        count: 22,
+                  supersedes, superseded_by, expires_at, tier, doc_key",
+        count: 23,
         skipped: &[13],
     },
     Covered {
         table: "turns",
         columns: "id, namespace, conversation_id, turn_key, turn_index, user_text, \
-                  agent_text, thread_id, created_at",
-        count: 9,
+                  agent_text, thread_id, created_at, doc_key",
+        count: 10,
         skipped: &[],
     },
     Covered {
         table: "code_chunks",
         columns: "id, namespace, project_id, file_path, language, start_line, end_line, \
-                  chunk_type, name, parent_scope, content, content_hash, indexed_at",
-        count: 13,
+                  chunk_type, name, parent_scope, content, content_hash, indexed_at, doc_key",
+        count: 14,
         skipped: &[],
     },
 ];
@@ -560,14 +560,14 @@ mod tests {
         let stored: i64 = conn
             .query_row("SELECT checksum FROM memories", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(stored, crate::store::memories::checksum(&m));
+        assert_eq!(stored, crate::store::memories::checksum(&m, 1));
         let t = crate::store::conversations::turn(&conn, "turn_1")
             .unwrap()
             .unwrap();
         let stored: i64 = conn
             .query_row("SELECT checksum FROM turns", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(stored, crate::store::conversations::turn_checksum(&t));
+        assert_eq!(stored, crate::store::conversations::turn_checksum(&t, 2));
         // From here on the rows are guarded.
         conn.execute("UPDATE memories SET content = 'an old fict'", [])
             .unwrap();

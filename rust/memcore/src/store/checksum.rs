@@ -559,6 +559,43 @@ mod tests {
     }
 
     #[test]
+    fn repair_rebuilds_a_kept_record_whose_write_names_another() {
+        // One memory altered (dropped by the repair), and the log's row of
+        // another's write damaged too: its record id no longer the memory's.
+        // Replaying the log would skip that memory; the repair writes it again.
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        let a = engine
+            .store_memory(NewMemory::text("alpha walrus"))
+            .unwrap();
+        let b = engine
+            .store_memory(NewMemory::text("bravo narwhal"))
+            .unwrap();
+        drop(engine);
+        alter(
+            dir.path(),
+            "UPDATE memories SET content = 'alpha walrut' WHERE id = ?1",
+            &a.id,
+        );
+        alter(
+            dir.path(),
+            "UPDATE oplog SET record_id = 'mem_damaged' \
+             WHERE seq = (SELECT doc_key FROM memories WHERE id = ?1)",
+            &b.id,
+        );
+        let report = repair_store(dir.path(), &EngineOptions::default(), true).unwrap();
+        assert!(report.database_set_aside.is_some(), "{report:?}");
+        let repaired = open(dir.path());
+        assert!(repaired.check().unwrap().is_ok());
+        let found = repaired
+            .search_text(&SearchQuery::memories("default", 5), "bravo narwhal")
+            .unwrap();
+        let rows = repaired.memories_for(&found).unwrap();
+        assert_eq!(rows.len(), 1, "{found:?}");
+        assert_eq!(rows[0].0.id, b.id);
+    }
+
+    #[test]
     fn every_write_path_keeps_checksums_right() {
         let dir = tempfile::tempdir().unwrap();
         let engine = open(dir.path());

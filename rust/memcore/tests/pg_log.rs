@@ -190,7 +190,8 @@ fn the_record_tables_mirror_the_sqlite_store() {
             .unwrap();
         for column in columns {
             let (name, declared, not_null) = column.unwrap();
-            if name == "doc_key" {
+            // Node-local: doc keys and the checksums guarding its file.
+            if name == "doc_key" || name == "checksum" {
                 continue;
             }
             let pg_type = match declared.as_str() {

@@ -153,7 +153,7 @@ fn shipped_columns(table: &ShippedTable) -> Vec<String> {
     table
         .columns
         .iter()
-        .filter(|c| *c != "doc_key")
+        .filter(|c| *c != "doc_key" && *c != "checksum")
         .map(|c| format!("\"{c}\""))
         .collect()
 }

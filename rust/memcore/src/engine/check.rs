@@ -18,7 +18,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{Engine, EngineOptions, INDEX_DIR};
 use crate::error::{Error, Result};
-use crate::store::{DB_FILE, DirLock, health, oplog};
+use crate::store::{DB_FILE, DirLock, checksum, health, oplog};
 use crate::temporal::now_micros;
 
 /// Keys looked up in each index by a check (all of them in smaller stores).
@@ -33,6 +33,122 @@ const DOC_TABLES: &[&str] = &[
     "turns",
     "code_chunks",
 ];
+
+/// Records failing their checksums named in a report (the first ones found).
+const MISMATCHES_SHOWN: usize = 20;
+
+/// The problem of records that do not match their checksums.
+fn altered_records(dir: &Path, db: &Path, found: &[checksum::Found]) -> CheckProblem {
+    let more = if found.len() >= MISMATCHES_SHOWN {
+        " (and maybe more)"
+    } else {
+        ""
+    };
+    CheckProblem {
+        area: "database".into(),
+        message: format!(
+            "The database {} holds {} record(s){more} altered on disk (they do not match \
+             their checksums, so they are refused when read): {}",
+            db.display(),
+            found.len(),
+            found
+                .iter()
+                .map(|f| f.mismatch.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        fix: format!(
+            "Restore the latest backup made by `memcore backup` (copy it over {db}, delete \
+             {wal}, {shm} and {index} so the indexes rebuild), or run `memcore repair \
+             --accept-empty --data-dir {dir}`: it drops the altered records (a copy of the \
+             damaged file is kept beside it) and keeps the rest.",
+            db = db.display(),
+            wal = health::wal_path(db).display(),
+            shm = health::shm_path(db).display(),
+            index = dir.join(INDEX_DIR).display(),
+            dir = dir.display(),
+        ),
+    }
+}
+
+/// With `accept_empty`: remove the records that do not match their
+/// checksums, after keeping a copy of the damaged file as
+/// `memcore.db.damaged-<time>`; returns how many writes that lost. Nothing
+/// read from a damaged row is trusted: its table's indexes are rebuilt from
+/// the rows first (a damaged indexed value, such as its `doc_key`, no longer
+/// matches its index entries, and SQLite refuses to delete such a row), it
+/// is deleted by rowid, and the op log is then made to agree with the rows
+/// from the log's side (`verify::settle_log`: each write whose record is
+/// gone gets a deletion). When any of that fails (a damaged id that is now
+/// another record's, so the unique index cannot be rebuilt), nothing is
+/// changed and the open that follows judges the database (and sets it
+/// aside whole, as before checksums).
+fn drop_altered_records(db: &Path, report: &mut RepairReport) -> Result<u64> {
+    let mut conn = Connection::open(db)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    let checksummed: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('memories') WHERE name = ?1",
+        [checksum::COLUMN],
+        |r| r.get(0),
+    )?;
+    if checksummed == 0 {
+        // An older schema: the open migrates it.
+        return Ok(0);
+    }
+    let Ok(found) = checksum::mismatches(&conn, usize::MAX) else {
+        return Ok(0);
+    };
+    if found.is_empty() {
+        return Ok(0);
+    }
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    let copy = sibling(db, &format!(".damaged-{}", now_micros()));
+    std::fs::copy(db, &copy).map_err(|e| Error::io(db, e))?;
+    let dropped = (|| -> Result<u64> {
+        let tx = conn.transaction()?;
+        let mut tables: Vec<&str> = found.iter().map(|f| f.mismatch.table).collect();
+        tables.sort_unstable();
+        tables.dedup();
+        for table in tables {
+            tx.execute_batch(&format!("REINDEX {table}"))?;
+        }
+        for f in &found {
+            tx.execute(
+                &format!("DELETE FROM {} WHERE rowid = ?1", f.mismatch.table),
+                [f.rowid],
+            )?;
+        }
+        let lost = super::verify::settle_log(&tx)?;
+        tx.commit()?;
+        Ok(lost)
+    })();
+    if let Ok(lost) = dropped {
+        report.database_set_aside.get_or_insert(copy);
+        Ok(lost)
+    } else {
+        let _ = std::fs::remove_file(&copy);
+        Ok(0)
+    }
+}
+
+/// With `accept_empty`, before the indexes are rebuilt by replaying the op
+/// log: rows whose write in the log names another record are written again
+/// (`verify::align_log_records`), so the rebuild does not skip them. Returns
+/// how many writes that retired; on any failure nothing is changed (the
+/// open that follows judges the database).
+fn align_log(db: &Path) -> u64 {
+    let aligned = (|| -> Result<u64> {
+        let mut conn = Connection::open(db)?;
+        let tx = conn.transaction()?;
+        if super::verify::align_log_records(&tx)? == 0 {
+            return Ok(0);
+        }
+        let lost = super::verify::settle_log(&tx)?;
+        tx.commit()?;
+        Ok(lost)
+    })();
+    aligned.unwrap_or(0)
+}
 
 /// How one derived index compares with the rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +202,8 @@ impl CheckReport {
 pub struct RepairReport {
     /// The search indexes were rebuilt from the database.
     pub indexes_rebuilt: bool,
-    /// Where a damaged database was moved (only with `accept_empty`).
+    /// Where a damaged database was moved, or copied before the records
+    /// altered on disk were dropped from it (only with `accept_empty`).
     pub database_set_aside: Option<PathBuf>,
     /// Where a copy of a damaged write-ahead log was kept before the writes
     /// past its damage were dropped (only with `accept_empty`).
@@ -156,6 +273,20 @@ impl Engine {
                     db.display()
                 ),
             });
+        }
+        match checksum::mismatches(&reader, MISMATCHES_SHOWN) {
+            Ok(found) if found.is_empty() => {}
+            Ok(found) => report
+                .problems
+                .push(altered_records(self.dir(), &db, &found)),
+            Err(e) => report.problems.push(CheckProblem {
+                area: "database".into(),
+                message: format!(
+                    "The records of {} cannot be read to verify their checksums: {e}",
+                    db.display()
+                ),
+                fix: "Restore the latest backup made by `memcore backup`.".into(),
+            }),
         }
         let docs = match documents(&reader, covered) {
             Ok(docs) => docs,
@@ -330,6 +461,12 @@ pub fn repair_store(
             let tx = conn.transaction()?;
             report.lost_writes = super::verify::settle_log(&tx)?;
             tx.commit()?;
+        }
+        if accept_empty && db.exists() {
+            // Records altered on disk in sound pages (their checksums):
+            // dropped, the rest kept.
+            report.lost_writes += drop_altered_records(&db, &mut report)?;
+            report.lost_writes += align_log(&db);
         }
         let index = dir.join(INDEX_DIR);
         if index.exists() {
@@ -586,7 +723,9 @@ mod tests {
             Ok(_) => panic!("opened"),
             Err(other) => panic!("refused without the fix: {other:?}"),
         }
-        // SQLite finds its pages sound, so only starting empty gets past it.
+        // SQLite finds its pages sound, so only starting over gets past it:
+        // the record that fails its checksum is dropped (a copy of the
+        // damaged file kept), the four sound ones are kept.
         let options = EngineOptions::default();
         assert!(repair_store(dir.path(), &options, false).is_err());
         let report = repair_store(dir.path(), &options, true).unwrap();
@@ -594,7 +733,9 @@ mod tests {
             report.database_set_aside.as_ref().unwrap().exists(),
             "{report:?}"
         );
-        assert_eq!(open(dir.path()).count_memories("default").unwrap(), 0);
+        let repaired = open(dir.path());
+        assert_eq!(repaired.count_memories("default").unwrap(), 4);
+        assert!(repaired.check().unwrap().is_ok());
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! without a word and only `memcore check` found them
 //! (benches/reliability/damage.py).
 //!
+//! The same pass verifies every record's checksum (`store::checksum`): a
+//! few flipped bits in a memory's text leave a page SQLite finds sound.
+//!
 //! A small database (the common store of one agent) is checked before
 //! anything is served, and refused when damaged, as any other damage found
 //! at open is; the check reads every page, about 0.05 s for 23 MB. A larger
@@ -19,8 +22,8 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, InterruptHandle, OpenFlags};
 
 use super::indexes::Indexes;
-use crate::error::Result;
-use crate::store::{Store, health};
+use crate::error::{Error, Result};
+use crate::store::{Store, checksum, health};
 
 /// Database files (with their write-ahead log) up to this size are checked
 /// before the open answers.
@@ -37,25 +40,42 @@ pub fn small_enough(db_path: &Path, limit: u64) -> bool {
 pub fn now(store: &Store) -> Result<()> {
     match problems(&*store.reader()?) {
         None => Ok(()),
-        Some(found) => Err(health::damaged(
-            &store.db_path(),
-            &format!("fails SQLite's quick_check ({found})"),
-        )),
+        Some(found) => Err(health::damaged(&store.db_path(), &found)),
     }
 }
 
-/// What `quick_check` found, None when the database is sound. A check that
+/// What `quick_check` found, then the records that fail their checksums
+/// (`store::checksum`: an altered text in a sound page, which SQLite's
+/// checks cannot see); None when the database is sound. A check that
 /// cannot run at all (its pages unreadable) is a finding too.
 fn problems(conn: &Connection) -> Option<String> {
+    let interrupted = |e: &rusqlite::Error| {
+        matches!(e, rusqlite::Error::SqliteFailure(e, _)
+            if e.code == rusqlite::ErrorCode::OperationInterrupted)
+    };
     match conn.query_row("PRAGMA quick_check(3)", [], |r| r.get::<_, String>(0)) {
-        Ok(first) if first == "ok" => None,
-        Ok(first) => Some(first.replace('\n', " ")),
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == rusqlite::ErrorCode::OperationInterrupted =>
-        {
-            None
+        Ok(first) if first == "ok" => {}
+        Ok(first) => {
+            return Some(format!(
+                "fails SQLite's quick_check ({})",
+                first.replace('\n', " ")
+            ));
         }
-        Err(e) => Some(e.to_string()),
+        Err(e) if interrupted(&e) => return None,
+        Err(e) => return Some(format!("fails SQLite's quick_check ({e})")),
+    }
+    match checksum::mismatches(conn, 3) {
+        Ok(found) if found.is_empty() => None,
+        Ok(found) => Some(format!(
+            "holds records altered on disk: {}",
+            found
+                .iter()
+                .map(|f| f.mismatch.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Err(Error::Storage(e)) if interrupted(&e) => None,
+        Err(e) => Some(format!("cannot be read whole ({e})")),
     }
 }
 
@@ -107,7 +127,7 @@ impl Drop for Background {
 fn damage_found(db_path: &Path, found: &str) -> String {
     let dir = db_path.parent().unwrap_or(Path::new("."));
     format!(
-        "The database {db} fails SQLite's quick_check ({found}): some records may be \
+        "The database {db} {found}: some records may be \
          unreadable or wrong. Stop writing to it, run `memcore check --data-dir {dir}`, then \
          restore a backup made by `memcore backup`, or run `memcore repair --data-dir {dir}`.",
         db = db_path.display(),

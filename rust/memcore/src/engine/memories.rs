@@ -219,8 +219,8 @@ impl Engine {
                         namespace,
                         Some(prev),
                     )?;
-                    rows::update_content(tx, id, &content, seq, vector.as_deref())?;
                     m.content = content;
+                    rows::update_content(tx, &m, seq, vector.as_deref())?;
                     // Names are matched again on the new text; explicit links stay.
                     crate::store::relations::clear_found_mentions(tx, id)?;
                     self.link_mentions(tx, &m, seq, Some(prev), &[], now, &mut changes)?;

@@ -10,6 +10,9 @@ use super::Engine;
 use super::summaries::STOPWORDS;
 use crate::error::{Error, Result};
 use crate::memory::validate_namespace;
+use crate::store::conversations::Turns;
+use crate::store::memories::Memories;
+use crate::store::table::{self, Table};
 use crate::temporal::Timestamp;
 
 /// One entry of the overview.
@@ -91,12 +94,19 @@ fn namespace_entry(conn: &Connection, ns: &str, updated: Option<Timestamp>) -> R
         "SELECT count(*) FROM conversations WHERE namespace = ?1",
         ns,
     )?;
-    let recent: Vec<String> = conn
-        .prepare(
-            "SELECT content FROM memories WHERE namespace = ?1 ORDER BY created_at DESC LIMIT 200",
-        )?
-        .query_map([ns], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    // Whole records, so their checksums are verified (a quoted text is
+    // served too): `store::checksum`.
+    let recent: Vec<String> = table::all::<Memories>(
+        conn,
+        &format!(
+            "SELECT {} FROM memories WHERE namespace = ?1 ORDER BY created_at DESC LIMIT 200",
+            Memories::COLUMNS
+        ),
+        [ns],
+    )?
+    .into_iter()
+    .map(|m| m.content)
+    .collect();
     Ok(DirEntry {
         path: format!("/{ns}"),
         kind: "namespace",
@@ -118,16 +128,18 @@ fn thread_entries(conn: &Connection, ns: &str) -> Result<Vec<DirEntry>> {
     let threads: Vec<(String, i64, Timestamp)> = stmt
         .query_map([ns], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut texts = conn.prepare(
-        "SELECT content FROM memories WHERE namespace = ?1 AND thread_id = ?2
+    let texts = format!(
+        "SELECT {} FROM memories WHERE namespace = ?1 AND thread_id = ?2
          ORDER BY created_at LIMIT 200",
-    )?;
+        Memories::COLUMNS
+    );
     threads
         .into_iter()
         .map(|(thread, n, updated)| {
-            let contents: Vec<String> = texts
-                .query_map(params![ns, thread], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let contents: Vec<String> = table::all::<Memories>(conn, &texts, params![ns, thread])?
+                .into_iter()
+                .map(|m| m.content)
+                .collect();
             let first = contents.first().map_or(String::new(), |c| quote(c));
             Ok(DirEntry {
                 path: format!("/{ns}/threads/{thread}"),
@@ -149,16 +161,18 @@ fn conversation_entries(conn: &Connection, ns: &str) -> Result<Vec<DirEntry>> {
     let conversations: Vec<(String, Timestamp, Option<Timestamp>, i64)> = stmt
         .query_map([ns], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut texts = conn.prepare(
-        "SELECT user_text FROM turns WHERE namespace = ?1 AND conversation_id = ?2
+    let texts = format!(
+        "SELECT {} FROM turns WHERE namespace = ?1 AND conversation_id = ?2
          ORDER BY turn_index LIMIT 200",
-    )?;
+        Turns::COLUMNS
+    );
     conversations
         .into_iter()
         .map(|(id, updated, archived, turns)| {
-            let requests: Vec<String> = texts
-                .query_map(params![ns, id], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let requests: Vec<String> = table::all::<Turns>(conn, &texts, params![ns, id])?
+                .into_iter()
+                .map(|t| t.user_text)
+                .collect();
             let first = requests.first().map_or(String::new(), |c| quote(c));
             let archived = if archived.is_some() {
                 " (archived)"

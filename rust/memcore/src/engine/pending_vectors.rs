@@ -99,7 +99,7 @@ impl Engine {
                     namespace,
                     Some(prev),
                 )?;
-                rows::update_content(tx, id, content, key, vector.as_deref())?;
+                rows::update_content(tx, &memory, key, vector.as_deref())?;
                 let mut changes = Vec::new();
                 crate::store::relations::clear_found_mentions(tx, id)?;
                 self.link_mentions(tx, &memory, key, Some(prev), &[], now, &mut changes)?;

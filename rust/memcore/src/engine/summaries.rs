@@ -16,6 +16,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Engine;
 use crate::error::Result;
+use crate::store::conversations::Turns;
+use crate::store::table::{self, Table};
 use crate::temporal::Timestamp;
 
 /// Terms never worth showing in an abstract (nor weighing in a summary).
@@ -185,18 +187,16 @@ impl Engine {
 
 /// A conversation's user and agent texts, in order.
 fn conversation_texts(conn: &Connection, namespace: &str, id: &str) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT user_text, agent_text FROM turns WHERE namespace = ?1 AND conversation_id = ?2
+    // Whole turns, so their checksums are verified (`store::checksum`).
+    let sql = format!(
+        "SELECT {} FROM turns WHERE namespace = ?1 AND conversation_id = ?2
          ORDER BY turn_index",
-    )?;
-    let rows = stmt.query_map(params![namespace, id], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-    })?;
+        Turns::COLUMNS
+    );
     let mut texts = Vec::new();
-    for row in rows {
-        let (user, agent) = row?;
-        texts.push(user);
-        texts.extend(agent);
+    for turn in table::all::<Turns>(conn, &sql, params![namespace, id])? {
+        texts.push(turn.user_text);
+        texts.extend(turn.agent_text);
     }
     Ok(texts)
 }

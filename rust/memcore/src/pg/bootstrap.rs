@@ -25,6 +25,7 @@ use super::schema::INHERITED_NAMESPACE;
 use super::{Namespaces, replica};
 use crate::error::{Error, Result};
 use crate::kind::Kind;
+use crate::store::checksum;
 use crate::store::oplog::{self, Action};
 use crate::temporal::now_micros;
 
@@ -73,7 +74,13 @@ pub fn bootstrap_namespaces(
         let kind = Kind::ALL
             .into_iter()
             .find(|k| replica::table_for(*k) == table.name);
-        let shipped: Vec<&String> = table.columns.iter().filter(|c| *c != DOC_KEY).collect();
+        // PostgreSQL has neither the node's doc keys nor its checksums (the
+        // replica computes those as it writes each row).
+        let shipped: Vec<&String> = table
+            .columns
+            .iter()
+            .filter(|c| *c != DOC_KEY && *c != checksum::COLUMN)
+            .collect();
         let namespaced = table.columns.iter().any(|c| c == "namespace")
             || INHERITED_NAMESPACE.iter().any(|(t, _, _)| *t == table.name);
         let subset = namespaced && *namespaces != Namespaces::All;
@@ -93,7 +100,12 @@ pub fn bootstrap_namespaces(
         );
         let entry_table = EntryTable {
             name: table.name.clone(),
-            columns: table.columns.clone(),
+            columns: table
+                .columns
+                .iter()
+                .filter(|c| *c != checksum::COLUMN)
+                .cloned()
+                .collect(),
             key: table.key.clone(),
         };
         let portal = if subset {
@@ -112,7 +124,7 @@ pub fn bootstrap_namespaces(
                     Some(kind) => vec![new_version(conn, kind, &by_name)?],
                     None => Vec::new(),
                 };
-                let cells: Vec<Cell> = table
+                let cells: Vec<Cell> = entry_table
                     .columns
                     .iter()
                     .map(|c| match by_name.get(c.as_str()) {

@@ -6,7 +6,9 @@
 //! delete by it. Values keep their meaning across the two databases through
 //! the PostgreSQL column's type (bigint, double precision, text, bytea), so a
 //! value that does not fit its column fails loudly, naming it. `doc_key` is
-//! left out: it names a searchable version in one node's own indexes.
+//! left out: it names a searchable version in one node's own indexes; so is
+//! `checksum`: it guards one node's SQLite file, and a replica computes it
+//! as it applies a row (`super::replica::upsert`).
 
 use std::collections::HashMap;
 
@@ -18,9 +20,11 @@ use super::capture::{RowImage, ShippedTable};
 use super::entry::DOC_KEY;
 use super::schema::INHERITED_NAMESPACE;
 use crate::error::{Error, Result};
+use crate::store::checksum;
 
-/// Columns that stay on the node.
-const LOCAL_COLUMNS: &[&str] = &[DOC_KEY];
+/// Columns that stay on the node: its doc keys, and the checksums that
+/// guard its own file (each replica writes them as it applies a row).
+const LOCAL_COLUMNS: &[&str] = &[DOC_KEY, checksum::COLUMN];
 
 /// Write `images` (of tables described by `tables`) into the record tables
 /// (a one-off: a node keeps a [`RecordWriter`] per connection instead).

@@ -24,6 +24,7 @@ use super::identity::Identity;
 use super::log::LogEntry;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
+use crate::store::checksum;
 use crate::store::oplog::{self, Action};
 use crate::temporal::Timestamp;
 
@@ -291,6 +292,15 @@ pub(super) fn upsert(
     );
     conn.prepare_cached(&sql)?
         .execute(params_from_iter(values))?;
+    // The row's checksum as this replica computes it from what it wrote
+    // (PostgreSQL keeps none; an entry's own, or its absence from an older
+    // writer's entry, does not matter).
+    if let [id] = key
+        && table.key.len() == 1
+        && table.key[0] == "id"
+    {
+        checksum::refresh(conn, &table.name, id)?;
+    }
     Ok(())
 }
 

@@ -7,12 +7,51 @@ use rusqlite::{Connection, Row, params};
 use crate::code::{CodeChunk, ProjectStatus};
 use crate::error::Result;
 use crate::kind::Kind;
+use crate::store::checksum::{self, Covered, Sum};
 use crate::store::table::{self, CatalogRow, DocumentTable, Table};
 use crate::store::vectors::encode;
 use crate::temporal::Timestamp;
 
-const CHUNK_COLUMNS: &str = "id, namespace, project_id, file_path, language, start_line, \
-     end_line, chunk_type, name, parent_scope, content, content_hash, indexed_at";
+/// A chunk's record columns, in [`CodeChunks::from_row`] order.
+macro_rules! chunk_columns {
+    () => {
+        "id, namespace, project_id, file_path, language, start_line, end_line, chunk_type, \
+         name, parent_scope, content, content_hash, indexed_at"
+    };
+}
+
+/// The columns a chunk is read from: the record's, its document key, then
+/// its checksum.
+const CHUNK_COLUMNS: &str = concat!(chunk_columns!(), ", doc_key, checksum");
+
+/// What a chunk's checksum covers: every column of the record and its
+/// document key (chunks are never updated; [`crate::store::checksum`]).
+pub const CHUNKS_COVERED: Covered = Covered {
+    table: "code_chunks",
+    columns: concat!(chunk_columns!(), ", doc_key"),
+    count: 14,
+    skipped: &[],
+};
+
+/// The checksum of a chunk as stored under `doc_key`.
+pub fn chunk_checksum(c: &CodeChunk, doc_key: i64) -> i64 {
+    Sum::new()
+        .text(&c.id)
+        .text(&c.namespace)
+        .text(&c.project_id)
+        .text(&c.file_path)
+        .text(&c.language)
+        .int(c.start_line)
+        .int(c.end_line)
+        .text(&c.chunk_type)
+        .opt_text(c.name.as_deref())
+        .opt_text(c.parent_scope.as_deref())
+        .text(&c.content)
+        .text(&c.content_hash)
+        .int(c.indexed_at)
+        .int(doc_key)
+        .finish()
+}
 
 /// The `code_chunks` table.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +64,7 @@ impl Table for CodeChunks {
     const COLUMNS: &'static str = CHUNK_COLUMNS;
 
     fn from_row(r: &Row<'_>) -> rusqlite::Result<CodeChunk> {
+        checksum::verify(r, &CHUNKS_COVERED)?;
         Ok(CodeChunk {
             id: r.get(0)?,
             namespace: r.get(1)?,
@@ -234,8 +274,8 @@ pub fn insert_chunk(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO code_chunks({CHUNK_COLUMNS}, doc_key, embedding)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        "INSERT INTO code_chunks({CHUNK_COLUMNS}, embedding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
     ))?
     .execute(params![
         c.id,
@@ -252,6 +292,7 @@ pub fn insert_chunk(
         c.content_hash,
         c.indexed_at,
         doc_key,
+        chunk_checksum(c, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())

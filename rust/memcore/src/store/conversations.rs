@@ -7,12 +7,47 @@ use crate::asking::turn_asking_percent;
 use crate::conversation::{DocVersion, Procedure, Turn};
 use crate::error::Result;
 use crate::kind::Kind;
+use crate::store::checksum::{self, Covered, Sum};
 use crate::store::table::{self, CatalogRow, DocumentTable, Table};
 use crate::store::vectors::encode;
 use crate::temporal::{Timestamp, date_label};
 
-const TURN_COLUMNS: &str = "id, namespace, conversation_id, turn_key, turn_index, user_text, \
-     agent_text, thread_id, created_at";
+/// A turn's record columns, in [`Turns::from_row`] order.
+macro_rules! turn_columns {
+    () => {
+        "id, namespace, conversation_id, turn_key, turn_index, user_text, agent_text, \
+         thread_id, created_at"
+    };
+}
+
+/// The columns a turn is read from: the record's, its document key, then its
+/// checksum.
+const TURN_COLUMNS: &str = concat!(turn_columns!(), ", doc_key, checksum");
+
+/// What a turn's checksum covers: every column of the record and its
+/// document key (turns are never updated; [`crate::store::checksum`]).
+pub const TURNS_COVERED: Covered = Covered {
+    table: "turns",
+    columns: concat!(turn_columns!(), ", doc_key"),
+    count: 10,
+    skipped: &[],
+};
+
+/// The checksum of a turn as stored under `doc_key`.
+pub fn turn_checksum(t: &Turn, doc_key: i64) -> i64 {
+    Sum::new()
+        .text(&t.id)
+        .text(&t.namespace)
+        .text(&t.conversation_id)
+        .text(&t.turn_key)
+        .int(t.turn_index)
+        .text(&t.user_text)
+        .opt_text(t.agent_text.as_deref())
+        .opt_text(t.thread_id.as_deref())
+        .int(t.created_at)
+        .int(doc_key)
+        .finish()
+}
 
 /// The `turns` table.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +60,7 @@ impl Table for Turns {
     const COLUMNS: &'static str = TURN_COLUMNS;
 
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Turn> {
+        checksum::verify(r, &TURNS_COVERED)?;
         Ok(Turn {
             id: r.get(0)?,
             namespace: r.get(1)?,
@@ -135,8 +171,8 @@ pub fn insert_turn(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO turns({TURN_COLUMNS}, doc_key, embedding)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        "INSERT INTO turns({TURN_COLUMNS}, embedding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?
     .execute(params![
         t.id,
@@ -149,6 +185,7 @@ pub fn insert_turn(
         t.thread_id,
         t.created_at,
         doc_key,
+        turn_checksum(t, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())
@@ -514,8 +551,9 @@ pub fn version_touches(conn: &Connection, version_id: &str) -> Result<Vec<(Turn,
             .collect::<Vec<_>>()
             .join(", ")
     ))?;
-    let rows = stmt.query_map([version_id], |r| Ok((Turns::from_row(r)?, r.get(9)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows = stmt.query_map([version_id], |r| Ok((Turns::from_row(r)?, r.get(11)?)))?;
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(checksum::read_error(conn))
 }
 
 /// Mark retrieval hits on conversations (for archiving decisions).

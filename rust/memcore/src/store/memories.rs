@@ -7,13 +7,66 @@ use crate::asking::asking_percent;
 use crate::error::Result;
 use crate::kind::Kind;
 use crate::memory::{Memory, MemoryType, Source, Tier};
+use crate::store::checksum::{self, Covered, Sum};
 use crate::store::table::{self, CatalogRow, DocumentTable, Table};
 use crate::store::vectors::encode;
 use crate::temporal::{Timestamp, ValidAt, effective_end};
 
-const COLUMNS: &str = "id, namespace, content, memory_type, source, confidence, importance, \
-     metadata, thread_id, user_id, event_time, created_at, updated_at, accessed_at, valid_from, \
-     valid_until, invalidated_at, invalidation_reason, supersedes, superseded_by, expires_at, tier";
+/// The record's columns, in [`Memories::from_row`] order.
+macro_rules! record_columns {
+    () => {
+        "id, namespace, content, memory_type, source, confidence, importance, metadata, \
+         thread_id, user_id, event_time, created_at, updated_at, accessed_at, valid_from, \
+         valid_until, invalidated_at, invalidation_reason, supersedes, superseded_by, \
+         expires_at, tier"
+    };
+}
+
+/// The columns a memory is read from: the record's, its document key, then
+/// its checksum.
+const COLUMNS: &str = concat!(record_columns!(), ", doc_key, checksum");
+
+/// Position of `accessed_at`, which a read updates and the checksum skips.
+const ACCESSED_AT: usize = 13;
+
+/// What a memory's checksum covers: every column of the record but
+/// `accessed_at`, and its document key (which a search hit is mapped back
+/// to the record by; [`crate::store::checksum`]).
+pub const COVERED: Covered = Covered {
+    table: "memories",
+    columns: concat!(record_columns!(), ", doc_key"),
+    count: 23,
+    skipped: &[ACCESSED_AT],
+};
+
+/// The checksum of a memory as stored under `doc_key`: every field in
+/// [`COLUMNS`] order but `accessed_at`.
+pub fn checksum(m: &Memory, doc_key: i64) -> i64 {
+    Sum::new()
+        .text(&m.id)
+        .text(&m.namespace)
+        .text(&m.content)
+        .text(m.memory_type.as_str())
+        .text(m.source.as_str())
+        .real(m.confidence)
+        .real(m.importance)
+        .text(&m.metadata)
+        .opt_text(m.thread_id.as_deref())
+        .opt_text(m.user_id.as_deref())
+        .opt_int(m.event_time)
+        .int(m.created_at)
+        .int(m.updated_at)
+        .int(m.valid_from)
+        .opt_int(m.valid_until)
+        .opt_int(m.invalidated_at)
+        .opt_text(m.invalidation_reason.as_deref())
+        .opt_text(m.supersedes.as_deref())
+        .opt_text(m.superseded_by.as_deref())
+        .opt_int(m.expires_at)
+        .text(m.tier.as_str())
+        .int(doc_key)
+        .finish()
+}
 
 /// Which memories a listing returns, newest first.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +88,7 @@ impl Table for Memories {
     const COLUMNS: &'static str = COLUMNS;
 
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
+        checksum::verify(r, &COVERED)?;
         let memory_type: String = r.get(3)?;
         let source: String = r.get(4)?;
         let tier: String = r.get(21)?;
@@ -94,9 +148,9 @@ pub fn insert(
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT INTO memories({COLUMNS}, doc_key, embedding)
+        "INSERT INTO memories({COLUMNS}, embedding)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
     ))?
     .execute(params![
         m.id,
@@ -122,19 +176,25 @@ pub fn insert(
         m.expires_at,
         m.tier.as_str(),
         doc_key,
+        checksum(m, doc_key),
         embedding.map(encode),
     ])?;
     Ok(())
 }
 
-/// Write every mutable field of `m` back to its row (content and vector excepted).
+/// Write every mutable field of `m` back to its row (content and vector
+/// excepted), with the checksum of the whole record `m` is: its content must
+/// be the row's (callers read `m` from the row, verified, and change it).
 pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
+    let Some(doc_key) = table::doc_key::<Memories>(conn, &m.id)? else {
+        return Ok(());
+    };
     conn.prepare_cached(
         "UPDATE memories SET memory_type = ?2, source = ?3, confidence = ?4, importance = ?5,
              metadata = ?6, thread_id = ?7, user_id = ?8, event_time = ?9, updated_at = ?10,
              accessed_at = ?11, valid_from = ?12, valid_until = ?13, invalidated_at = ?14,
              invalidation_reason = ?15, supersedes = ?16, superseded_by = ?17, expires_at = ?18,
-             tier = ?19
+             tier = ?19, checksum = ?20
          WHERE id = ?1",
     )?
     .execute(params![
@@ -157,22 +217,30 @@ pub fn update_fields(conn: &Connection, m: &Memory) -> Result<()> {
         m.superseded_by,
         m.expires_at,
         m.tier.as_str(),
+        checksum(m, doc_key),
     ])?;
     Ok(())
 }
 
-/// Replace the content, its document key and its vector.
+/// Replace the content with `m.content` (the rest of `m` must be the row's),
+/// its document key and its vector, with the checksum of `m`.
 pub fn update_content(
     conn: &Connection,
-    id: &str,
-    content: &str,
+    m: &Memory,
     doc_key: i64,
     embedding: Option<&[f32]>,
 ) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE memories SET content = ?2, doc_key = ?3, embedding = ?4 WHERE id = ?1",
+        "UPDATE memories SET content = ?2, doc_key = ?3, embedding = ?4, checksum = ?5
+         WHERE id = ?1",
     )?
-    .execute(params![id, content, doc_key, embedding.map(encode)])?;
+    .execute(params![
+        m.id,
+        m.content,
+        doc_key,
+        embedding.map(encode),
+        checksum(m, doc_key)
+    ])?;
     Ok(())
 }
 
@@ -190,7 +258,7 @@ pub fn delete(conn: &Connection, namespace: &str, id: &str) -> Result<Option<i64
         .optional()?)
 }
 
-/// Record that a memory was read.
+/// Record that a memory was read (`accessed_at` is outside the checksum).
 pub fn touch(conn: &Connection, id: &str, at: Timestamp) -> Result<()> {
     conn.prepare_cached("UPDATE memories SET accessed_at = ?2 WHERE id = ?1")?
         .execute(params![id, at])?;

@@ -24,6 +24,7 @@
 //!   [`checkpoint`]).
 
 mod checkpoint;
+pub mod checksum;
 pub mod code;
 pub mod conversations;
 pub mod entities;

@@ -8,11 +8,14 @@
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::store::checksum::{self, Covered};
 
-/// One step: the version it produces and the SQL that gets there.
+/// One step: the version it produces, the SQL that gets there, and what
+/// SQL cannot do (a checksum), run after it in the same transaction.
 struct Migration {
     version: i64,
     sql: &'static str,
+    fill: Option<fn(&Connection) -> Result<()>>,
 }
 
 const MIGRATIONS: &[Migration] = &[
@@ -66,6 +69,7 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX memories_by_thread ON memories(namespace, thread_id, created_at DESC);
         CREATE UNIQUE INDEX memories_by_doc_key ON memories(doc_key);
     ",
+        fill: None,
     },
     Migration {
         version: 2,
@@ -136,6 +140,7 @@ const MIGRATIONS: &[Migration] = &[
         ) WITHOUT ROWID;
         CREATE INDEX mentions_by_entity ON mentions(entity_id);
     ",
+        fill: None,
     },
     Migration {
         version: 3,
@@ -209,6 +214,7 @@ const MIGRATIONS: &[Migration] = &[
         ) WITHOUT ROWID;
         CREATE INDEX procedure_documents_by_version ON procedure_documents(version_id);
     ",
+        fill: None,
     },
     Migration {
         version: 4,
@@ -263,6 +269,7 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX code_chunks_by_file ON code_chunks(namespace, project_id, file_path);
         CREATE UNIQUE INDEX code_chunks_by_doc_key ON code_chunks(doc_key);
     ",
+        fill: None,
     },
     Migration {
         version: 5,
@@ -295,6 +302,7 @@ const MIGRATIONS: &[Migration] = &[
         INSERT OR IGNORE INTO document_conversations(document_id, conversation_id)
             SELECT document_id, conversation_id FROM document_touches;
     ",
+        fill: None,
     },
     Migration {
         version: 6,
@@ -315,6 +323,7 @@ const MIGRATIONS: &[Migration] = &[
         UPDATE documents SET conversations =
             (SELECT count(*) FROM document_conversations dc WHERE dc.document_id = documents.id);
     ",
+        fill: None,
     },
     Migration {
         version: 7,
@@ -323,6 +332,7 @@ const MIGRATIONS: &[Migration] = &[
         -- first (crate::engine::code_weights::defined_names), found by name.
         CREATE INDEX code_chunks_by_name ON code_chunks(namespace, name);
     ",
+        fill: None,
     },
     Migration {
         version: 8,
@@ -359,8 +369,59 @@ const MIGRATIONS: &[Migration] = &[
             PRIMARY KEY (namespace, conversation_id)
         ) WITHOUT ROWID;
     ",
+        fill: None,
+    },
+    Migration {
+        version: 9,
+        sql: r"
+        -- Per-record checksums (crate::store::checksum): a CRC-32 of the
+        -- columns a reader relies on, verified by every read of the record,
+        -- so a record altered on disk is refused, not served. Filled below
+        -- for the rows already there (trusted once, here).
+        ALTER TABLE memories ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE turns ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE code_chunks ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0;
+    ",
+        fill: Some(fill_checksums_v9),
     },
 ];
+
+/// What the checksums of version 9 cover, as that version's columns name
+/// them: frozen here, so that a later step changing a table cannot break
+/// this one (`version_9_covers_what_the_tables_verify` holds them equal to
+/// the tables' definitions; a change of those needs a step that refills).
+const CHECKSUMS_V9: [Covered; 3] = [
+    Covered {
+        table: "memories",
+        columns: "id, namespace, content, memory_type, source, confidence, importance, \
+                  metadata, thread_id, user_id, event_time, created_at, updated_at, \
+                  accessed_at, valid_from, valid_until, invalidated_at, invalidation_reason, \
+                  supersedes, superseded_by, expires_at, tier, doc_key",
+        count: 23,
+        skipped: &[13],
+    },
+    Covered {
+        table: "turns",
+        columns: "id, namespace, conversation_id, turn_key, turn_index, user_text, \
+                  agent_text, thread_id, created_at, doc_key",
+        count: 10,
+        skipped: &[],
+    },
+    Covered {
+        table: "code_chunks",
+        columns: "id, namespace, project_id, file_path, language, start_line, end_line, \
+                  chunk_type, name, parent_scope, content, content_hash, indexed_at, doc_key",
+        count: 14,
+        skipped: &[],
+    },
+];
+
+fn fill_checksums_v9(conn: &Connection) -> Result<()> {
+    for covered in &CHECKSUMS_V9 {
+        checksum::fill(conn, covered)?;
+    }
+    Ok(())
+}
 
 /// The version this build writes.
 pub fn latest_version() -> i64 {
@@ -389,6 +450,9 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
             return Ok(latest);
         };
         tx.execute_batch(step.sql)?;
+        if let Some(fill) = step.fill {
+            fill(&tx)?;
+        }
         tx.pragma_update(None, "user_version", step.version)?;
         tx.commit()?;
     }
@@ -443,6 +507,73 @@ mod tests {
             .query_row("SELECT conversations FROM documents", [], |r| r.get(0))
             .unwrap();
         assert_eq!(conversations, 2);
+    }
+
+    #[test]
+    fn version_9_covers_what_the_tables_verify() {
+        let words = |s: &str| s.split(',').map(str::trim).collect::<Vec<_>>().join(",");
+        for (frozen, now) in CHECKSUMS_V9.iter().zip(checksum::tables()) {
+            assert_eq!(frozen.table, now.table);
+            assert_eq!(words(frozen.columns), words(now.columns), "{}", now.table);
+            assert_eq!(frozen.count, now.count, "{}", now.table);
+            assert_eq!(frozen.count, words(now.columns).split(',').count());
+            assert_eq!(frozen.skipped, now.skipped, "{}", now.table);
+        }
+    }
+
+    #[test]
+    fn a_store_without_checksums_gets_them_for_its_rows() {
+        // A store of version 8, with a memory, a turn and a code chunk
+        // written by memcore of that version; then migrated.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(crate::store::DB_FILE);
+        let mut conn = Connection::open(&path).unwrap();
+        for step in MIGRATIONS.iter().filter(|m| m.version <= 8) {
+            conn.execute_batch(step.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 8).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories(id, namespace, content, memory_type, source, confidence,
+                 importance, metadata, created_at, updated_at, accessed_at, valid_from,
+                 doc_key, tier)
+                 VALUES ('mem_1', 'default', 'an old fact', 'semantic', 'explicit', 1.0, 0.5,
+                         '{}', 10, 10, 10, 10, 1, 'durable');
+             INSERT INTO conversations(namespace, id, created_at, updated_at)
+                 VALUES ('default', 'c1', 20, 20);
+             INSERT INTO turns(id, namespace, conversation_id, turn_key, turn_index,
+                 user_text, created_at, doc_key)
+                 VALUES ('turn_1', 'default', 'c1', 't1', 0, 'an old question', 20, 2);
+             INSERT INTO code_chunks(id, namespace, project_id, file_path, language,
+                 start_line, end_line, chunk_type, content, content_hash, indexed_at, doc_key)
+                 VALUES ('chunk_1', 'default', 'p', 'a.rs', 'rust', 1, 2, 'function',
+                         'fn a() {}', 'h', 30, 3);
+             INSERT INTO oplog(seq, at, action, kind, record_id, namespace)
+                 VALUES (1, 10, 1, 1, 'mem_1', 'default');",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        assert_eq!(checksum::mismatches(&conn, 10).unwrap(), []);
+        // The checksum written at migration is the one a write computes.
+        let m = crate::store::memories::get(&conn, "default", "mem_1")
+            .unwrap()
+            .unwrap();
+        let stored: i64 = conn
+            .query_row("SELECT checksum FROM memories", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, crate::store::memories::checksum(&m, 1));
+        let t = crate::store::conversations::turn(&conn, "turn_1")
+            .unwrap()
+            .unwrap();
+        let stored: i64 = conn
+            .query_row("SELECT checksum FROM turns", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, crate::store::conversations::turn_checksum(&t, 2));
+        // From here on the rows are guarded.
+        conn.execute("UPDATE memories SET content = 'an old fict'", [])
+            .unwrap();
+        let err = crate::store::memories::get(&conn, "default", "mem_1").unwrap_err();
+        assert!(matches!(err, Error::Damaged { .. }), "{err:?}");
+        assert!(err.to_string().contains("mem_1"), "{err}");
     }
 
     #[test]

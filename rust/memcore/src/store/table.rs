@@ -10,11 +10,13 @@ use rusqlite::{Connection, OptionalExtension, Params, Row, params};
 use crate::catalog::DocLabels;
 use crate::error::Result;
 use crate::kind::Kind;
-use crate::store::IndexRow;
 use crate::store::vectors::decode;
+use crate::store::{IndexRow, checksum};
 use crate::temporal::Timestamp;
 
-/// A table whose rows map to one record type.
+/// A table whose rows map to one record type. A table whose rows carry a
+/// checksum ([`crate::store::checksum`]) reads it last in [`Table::COLUMNS`]
+/// and verifies it in [`Table::from_row`].
 pub trait Table {
     /// The record a row becomes.
     type Record;
@@ -131,17 +133,18 @@ pub fn one<T: Table>(
     sql: &str,
     params: impl Params,
 ) -> Result<Option<T::Record>> {
-    Ok(conn
-        .prepare_cached(sql)?
+    conn.prepare_cached(sql)?
         .query_row(params, T::from_row)
-        .optional()?)
+        .optional()
+        .map_err(checksum::read_error(conn))
 }
 
 /// Every record `sql` selects, in its order.
 pub fn all<T: Table>(conn: &Connection, sql: &str, params: impl Params) -> Result<Vec<T::Record>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(params, T::from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(checksum::read_error(conn))
 }
 
 /// The record with document key `key` (a search hit), if it still exists.
@@ -166,7 +169,10 @@ pub fn by_doc_keys<T: DocumentTable>(
     let mut stmt = conn.prepare_cached(&by_doc_key_sql::<T>())?;
     let mut out = Vec::with_capacity(keys.len());
     for &key in keys {
-        let record = stmt.query_row([key as i64], T::from_row).optional()?;
+        let record = stmt
+            .query_row([key as i64], T::from_row)
+            .optional()
+            .map_err(checksum::read_error(conn))?;
         out.extend(record.map(|r| (key, r)));
     }
     drop(stmt);

@@ -113,15 +113,47 @@ def circles(graph: Mapping[tuple[str, ...], set[tuple[str, ...]]]) -> list[list[
     return found
 
 
+#: Circles known and not yet broken, each as its sorted module names: the test fails on any
+#: other, and on one of these once it is gone (so the list stays true). The per-record
+#: checksums (store/checksum.rs) read the record tables' column lists while those tables
+#: verify their rows with it, and error.rs turns a checksum mismatch into damage.
+CIRCLES_LEFT = {
+    "memcore": [
+        [
+            "catalog",
+            "code",
+            "conversation",
+            "error",
+            "kind",
+            "memory",
+            "store::checksum",
+            "store::code",
+            "store::conversations",
+            "store::memories",
+            "store::table",
+        ]
+    ],
+}
+
+
 def test_no_module_circles_in_the_rust_crates() -> None:
     found = {
         crate.name: circles(module_graph(crate / "src"))
         for crate in sorted(CRATES.iterdir())
         if (crate / "src").is_dir()
     }
-    assert not any(found.values()), "\n".join(
-        f"{crate}: {' <-> '.join(group)}" for crate, groups in found.items() for group in groups
+    new = {
+        crate: [g for g in groups if g not in CIRCLES_LEFT.get(crate, [])]
+        for crate, groups in found.items()
+    }
+    assert not any(new.values()), "\n".join(
+        f"{crate}: {' <-> '.join(group)}" for crate, groups in new.items() for group in groups
     )
+    gone = {
+        crate: [g for g in groups if g not in found.get(crate, [])]
+        for crate, groups in CIRCLES_LEFT.items()
+    }
+    assert not any(gone.values()), f"broken since listed, take them out of CIRCLES_LEFT: {gone}"
 
 
 def test_the_check_sees_a_circle() -> None:

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use rusqlite::{Connection, InterruptHandle, OpenFlags};
+use rusqlite::{Connection, InterruptHandle};
 
 use super::indexes::Indexes;
 use crate::error::{Error, Result};
@@ -91,10 +91,7 @@ impl Background {
     /// health of `indexes` when it is damaged.
     pub fn start(store: &Store, indexes: Arc<Indexes>) -> Result<Self> {
         let db_path = store.db_path();
-        let conn = Connection::open_with_flags(
-            &db_path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+        let conn = store.connect()?;
         let interrupt = conn.get_interrupt_handle();
         let thread = crate::priority::spawn_named("memcore-db-check", move || {
             if let Some(found) = problems(&conn) {

@@ -188,16 +188,7 @@ pub fn settle_log(conn: &Connection) -> Result<u64> {
                 )
                 .ok();
             if let Some((id, namespace)) = found {
-                let seq = oplog::append(
-                    conn,
-                    now,
-                    oplog::Action::Upsert,
-                    *kind,
-                    &id,
-                    &namespace,
-                    None,
-                )?;
-                checksum::rekey(conn, table, *key, seq)?;
+                write_again(conn, now, (table, *kind), &id, &namespace, *key)?;
                 break;
             }
         }
@@ -224,20 +215,25 @@ pub fn align_log_records(conn: &Connection) -> Result<u64> {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
         for (id, namespace, key) in rows {
-            let seq = oplog::append(
-                conn,
-                now,
-                oplog::Action::Upsert,
-                *kind,
-                &id,
-                &namespace,
-                None,
-            )?;
-            checksum::rekey(conn, table, key, seq)?;
+            write_again(conn, now, (table, *kind), &id, &namespace, key)?;
             moved += 1;
         }
     }
     Ok(moved)
+}
+
+/// Log a new upsert of the row at `key` in `table` and move the row (and its
+/// checksum) to the new write's seq, so a replay of the log indexes it.
+fn write_again(
+    conn: &Connection,
+    now: i64,
+    (table, kind): (&str, Kind),
+    id: &str,
+    namespace: &str,
+    key: i64,
+) -> Result<()> {
+    let seq = oplog::append(conn, now, oplog::Action::Upsert, kind, id, namespace, None)?;
+    checksum::rekey(conn, table, key, seq)
 }
 
 /// Whether every row of the database agrees with its whole operation log

@@ -265,32 +265,13 @@ impl Engine {
                 threads,
             ))
         });
-        // The catalog and the replay read one snapshot, whose last op is
-        // where the follower starts. Beside other writers (a shared store,
-        // a read-only open) a write may land in between: read apart, the
-        // replay reached past the catalog's seq and the follower sent those
-        // ops to the indexer a second time, so the text index held two
-        // documents for one write and the next open refused it.
-        let replayed = {
-            let reader = store.reader()?;
-            let snapshot = reader.unchecked_transaction()?;
-            let catalog_seq = crate::store::oplog::last_seq(&snapshot)?;
-            recovery::rebuild_catalog_from(&snapshot, &indexes)?;
-            #[cfg(test)]
-            shared_open_tests::after_catalog_snapshot();
-            let send = indexer.as_ref().map(|ix| move |j| ix.send(j));
-            let replayed = recovery::replay_from(
-                &snapshot,
-                &indexes,
-                text_seq,
-                vector_seq,
-                &std::collections::BTreeSet::new(),
-                send.as_ref().map(|f| f as &dyn Fn(Job)),
-            )?;
-            // Nothing new past the watermarks: the replay answers where it
-            // started, which is the snapshot's end.
-            replayed.max(catalog_seq)
-        };
+        let send = indexer.as_ref().map(|ix| move |j| ix.send(j));
+        let replayed = recovery::open_state(
+            &*store.reader()?,
+            &indexes,
+            (text_seq, vector_seq),
+            send.as_ref().map(|f| f as &dyn Fn(Job)),
+        )?;
         let indexer_slot: Arc<OnceLock<Arc<Indexer>>> = Arc::new(OnceLock::new());
         if let Some(ix) = indexer {
             let _ = indexer_slot.set(ix);

@@ -36,6 +36,36 @@ pub fn rebuild_catalog_from(reader: &Connection, indexes: &Indexes) -> Result<()
     load_graph(reader, &mut indexes.graph.write(), &memory_keys)
 }
 
+/// The search state at open: the catalog rebuilt and every op past the
+/// watermarks replayed, both from one snapshot of `reader`. Returns that
+/// snapshot's last op, where the engine's follower starts. Beside other
+/// writers (a shared store, a read-only open) a write may land between two
+/// reads: read apart, the replay reached past the catalog's seq and the
+/// follower sent those ops to the indexer a second time, so the text index
+/// held two documents for one write and the next open refused it.
+pub fn open_state(
+    reader: &Connection,
+    indexes: &Indexes,
+    watermarks: (i64, i64),
+    send: Option<&dyn Fn(Job)>,
+) -> Result<i64> {
+    let snapshot = reader.unchecked_transaction()?;
+    let last = oplog::last_seq(&snapshot)?;
+    rebuild_catalog_from(&snapshot, indexes)?;
+    #[cfg(test)]
+    super::shared_open_tests::after_catalog_snapshot();
+    let replayed = replay_until(
+        &snapshot,
+        indexes,
+        watermarks,
+        i64::MAX,
+        &BTreeSet::new(),
+        send,
+    )?;
+    // Nothing new past the watermarks: the replay answers where it started.
+    Ok(replayed.max(last))
+}
+
 /// Replay ops after the watermarks; `send` receives the indexer jobs (None
 /// for a read-only engine, which only fills the pending buffers). Returns
 /// the last seq replayed (or where it started, when nothing was new).

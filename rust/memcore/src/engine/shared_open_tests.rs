@@ -1,7 +1,7 @@
 //! An engine that opens a shared store while another process writes: the
 //! writes that land during its open reach its search state and its indexer
-//! once each (`Engine::open_whole` reads the catalog and the replay from one
-//! snapshot; the follower takes the rest).
+//! once each (`recovery::open_state` reads the catalog and the replay from
+//! one snapshot; the follower takes the rest).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -16,7 +16,7 @@ thread_local! {
     static AFTER_CATALOG: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
 }
 
-/// Called by `Engine::open_whole` (test builds only).
+/// Called by `recovery::open_state` (test builds only).
 pub(super) fn after_catalog_snapshot() {
     if let Some(hook) = AFTER_CATALOG.with(|h| h.borrow_mut().take()) {
         hook();
